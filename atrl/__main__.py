@@ -1,0 +1,5 @@
+import sys
+
+from atrl.cli import main
+
+sys.exit(main())

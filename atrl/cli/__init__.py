@@ -1,0 +1,77 @@
+"""The `atrl` command. Each sub-module registers its commands; none holds logic of its own.
+
+Errors the user can fix (`UsageError`) print one line and exit with status 2; `--debug`
+shows the traceback instead.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import typer
+from rich.console import Console
+
+from atrl.errors import UsageError
+
+app = typer.Typer(
+    name="atrl",
+    help="ATRL: train and evaluate LLM agents that write Triton kernels.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+err_console = Console(stderr=True)
+_state = {"debug": False}
+
+# Modules under atrl.cli that each define `register(app)`.
+COMMAND_MODULES = ("tasks", "check", "kb", "eval", "report", "train", "sft")
+
+
+@app.callback()
+def _root(debug: bool = typer.Option(False, "--debug", help="Show full tracebacks on errors.")) -> None:
+    _state["debug"] = debug
+
+
+def _register_commands() -> None:
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(f"atrl.cli.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"atrl.cli.{name}":
+                continue  # command group not installed in this build
+            raise
+        module.register(app)
+
+
+_register_commands()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `atrl` console script. Returns the process exit status."""
+    debug = "--debug" in (argv if argv is not None else sys.argv[1:])
+    try:
+        status = app(args=argv, standalone_mode=False)
+    except UsageError as exc:
+        if debug:
+            raise
+        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        return 2
+    except typer.Exit as exc:
+        return exc.exit_code
+    except SystemExit as exc:  # click raises this for --help and usage errors
+        return int(exc.code or 0)
+    except Exception as exc:  # click usage errors
+        import click
+
+        if isinstance(exc, click.exceptions.ClickException):
+            exc.show()
+            return 2
+        if isinstance(exc, click.exceptions.Abort):
+            return 130
+        raise
+    return status if isinstance(status, int) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,88 @@
+"""The `Verdict` record: what the harness concluded about one candidate for one task.
+
+Stages run as a cascade (HARNESS-SPEC): format → static → compile → correctness → profile.
+`stage` is the stage that failed, or `"done"` when every stage the backend runs passed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Literal
+
+Stage = Literal["format", "static", "compile", "correctness", "profile", "done"]
+STAGES: tuple[str, ...] = ("format", "static", "compile", "correctness", "profile", "done")
+
+
+def candidate_hash(source: str) -> str:
+    """Stable id of a candidate's code: sha256 of its text, first 16 hex digits."""
+    return hashlib.sha256(source.encode()).hexdigest()[:16]
+
+
+@dataclass
+class CorrectnessStats:
+    """Outcome of the correctness trials. Errors are over the worst trial/case."""
+
+    trials: int = 0
+    passed: int = 0
+    max_abs_error: float | None = None
+    max_rel_error: float | None = None
+    mismatch_fraction: float | None = None
+    first_mismatch_index: list[int] | None = None
+    relative_error_vs_fp64: float | None = None
+    skipped: list[str] = field(default_factory=list)  # e.g. wide-input trial skipped: reference not finite
+
+
+@dataclass
+class Timing:
+    """Profile results, milliseconds; per-case lists for multi-case tasks."""
+
+    candidate_ms: float
+    reference_ms: float
+    speedup: float
+    compile_reference_ms: float | None = None
+    speedup_vs_compile: float | None = None
+    coverage: float | None = None  # share of device time in the candidate's own Triton kernels
+    kernels: list[dict] = field(default_factory=list)  # [{"name", "ms", "share", "triton": bool}]
+    cases: list[dict] = field(default_factory=list)
+
+
+@dataclass
+class Verdict:
+    task_id: str
+    candidate_hash: str
+    backend: str
+    device: str
+    stage: str
+    ok: bool
+    error_class: str | None = None  # e.g. "static:pytorch-compute", "compile:error", "correctness:mismatch"
+    message: str = ""
+    line: int | None = None  # offending line in the candidate, when known
+    correctness: CorrectnessStats | None = None
+    timing: Timing | None = None
+    score: float = 0.0
+    feedback: str = ""
+    flags: list[str] = field(default_factory=list)  # e.g. "speedup>10x: review", "low-coverage"
+    reward_hack: bool = False  # rejected by a static anti-cheat rule
+    versions: dict[str, str] = field(default_factory=dict)
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+    harness_version: str = ""
+    cached: bool = False
+
+    @property
+    def compiled(self) -> bool:
+        return self.stage in ("correctness", "profile", "done")
+
+    @property
+    def speedup(self) -> float | None:
+        return self.timing.speedup if self.timing is not None else None
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Verdict:
+        data = dict(data)
+        if data.get("correctness") is not None:
+            data["correctness"] = CorrectnessStats(**data["correctness"])
+        if data.get("timing") is not None:
+            data["timing"] = Timing(**data["timing"])
+        known = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in data.items() if k in known})

@@ -1,0 +1,87 @@
+"""Resize a task in memory by rewriting its module-level integer constants.
+
+`substitute_constants` replaces the right-hand side of top-level assignments `NAME = <int expr>`
+with new values. Constants derived from others (`HIDDEN = 4 * DIM`) are left as expressions, so
+they stay consistent when the module is executed. `cap_constants` shrinks every top-level integer
+constant above a cap (KernelBench's `--max-dim`), then re-derives the rest the same way.
+Nothing here executes the task's code.
+"""
+
+from __future__ import annotations
+
+import ast
+
+
+def _is_int_literal(node: ast.expr) -> bool:
+    """An integer written as a literal, possibly with arithmetic on literals only (`1 << 20`, `2**14`)."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, int) and not isinstance(node.value, bool)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return _is_int_literal(node.operand)
+    if isinstance(node, ast.BinOp):
+        return _is_int_literal(node.left) and _is_int_literal(node.right)
+    return False
+
+
+def _literal_value(node: ast.expr) -> int:
+    return int(eval(compile(ast.Expression(node), "<const>", "eval"), {"__builtins__": {}}))
+
+
+def integer_constants(source: str) -> dict[str, int]:
+    """Top-level `NAME = <integer literal expression>` assignments, in file order."""
+    found: dict[str, int] = {}
+    for stmt in ast.parse(source).body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            if _is_int_literal(stmt.value):
+                found[stmt.targets[0].id] = _literal_value(stmt.value)
+        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+            if _is_int_literal(stmt.value):
+                found[stmt.target.id] = _literal_value(stmt.value)
+    return found
+
+
+def substitute_constants(source: str, values: dict[str, int]) -> str:
+    """Return `source` with each top-level assignment to a name in `values` set to that value.
+
+    Raises `KeyError` naming constants that the source does not assign at top level.
+    Lines are edited in place so line numbers (and the rest of the text) are preserved.
+    """
+    if not values:
+        return source
+    lines = source.splitlines(keepends=True)
+    seen: set[str] = set()
+    edits: list[tuple[int, int, int, int, str]] = []
+    for stmt in ast.parse(source).body:
+        target = None
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            target = stmt.targets[0].id
+        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+            target = stmt.target.id
+        if target in values:
+            v = stmt.value
+            assert v is not None
+            edits.append((v.lineno, v.col_offset, v.end_lineno or v.lineno, v.end_col_offset or 0, repr(int(values[target]))))
+            seen.add(target)
+    missing = set(values) - seen
+    if missing:
+        raise KeyError(f"no top-level constant(s) {sorted(missing)} to substitute")
+    for line0, col0, line1, col1, text in sorted(edits, reverse=True):
+        first = lines[line0 - 1]
+        last = lines[line1 - 1]
+        merged = first[:col0] + text + last[col1:]
+        lines[line0 - 1 : line1] = [merged]
+    return "".join(lines)
+
+
+def cap_constants(source: str, max_dim: int, keep: set[str] | None = None) -> tuple[str, dict[str, int]]:
+    """Shrink every literal top-level integer constant greater than `max_dim` to `max_dim`.
+
+    Constants named in `keep` are untouched. Derived constants (expressions of other names) are
+    re-evaluated when the module runs, so they follow. Returns the new source and the
+    substitutions made (name -> new value).
+    """
+    keep = keep or set()
+    changes = {
+        name: max_dim for name, value in integer_constants(source).items() if value > max_dim and name not in keep
+    }
+    return substitute_constants(source, changes), changes
