@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import os
 
-# Must be set before triton is imported anywhere in the test process.
-os.environ.setdefault("TRITON_INTERPRET", "1")
-
 import pytest
 
 
@@ -18,6 +15,12 @@ def _cuda_available() -> bool:
         return torch.cuda.is_available()
     except Exception:
         return False
+
+
+# Without a GPU, Triton kernels run in the CPU interpreter. Set before triton is imported anywhere
+# in the test process. (Harness workers set their backend's environment themselves.)
+if not _cuda_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
