@@ -1,0 +1,31 @@
+"""Argmax over one dimension: y = x.argmax(dim) for a 3-D x; int64 indices of the first maximum."""
+
+TASK = {
+    "tags": ["reduction", "argmax_dim"],
+    "dtype": "float32",
+    "presets": {"small": {"BATCH": 3, "DIM1": 70, "DIM2": 50}, "full": {"BATCH": 16, "DIM1": 4096, "DIM2": 4096}},
+}
+
+import torch
+import torch.nn as nn
+
+BATCH = 16
+DIM1 = 4096
+DIM2 = 4096
+
+
+class Model(nn.Module):
+    def __init__(self, dim: int):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.argmax(x, dim=self.dim)
+
+
+def get_inputs():
+    return [torch.randn(BATCH, DIM1, DIM2)]
+
+
+def get_init_inputs():
+    return [1]

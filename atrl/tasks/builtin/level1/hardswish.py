@@ -1,0 +1,26 @@
+"""Hard swish: y = x * clamp(x + 3, 0, 6) / 6, elementwise."""
+
+TASK = {
+    "tags": ["elementwise", "activation", "hardswish"],
+    "dtype": "float32",
+    "presets": {"small": {"N": 4000}, "full": {"N": 1 << 28}},
+}
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+N = 1 << 28
+
+
+class Model(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.hardswish(x)
+
+
+def get_inputs():
+    return [4.0 * torch.randn(N)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,26 @@
+"""SiLU (swish): y = x * sigmoid(x), elementwise."""
+
+TASK = {
+    "tags": ["elementwise", "activation", "silu"],
+    "dtype": "float32",
+    "presets": {"small": {"N": 4000}, "full": {"N": 1 << 28}},
+}
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+N = 1 << 28
+
+
+class Model(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.silu(x)
+
+
+def get_inputs():
+    return [3.0 * torch.randn(N)]
+
+
+def get_init_inputs():
+    return []
