@@ -27,16 +27,33 @@ def _literal_value(node: ast.expr) -> int:
     return int(eval(compile(ast.Expression(node), "<const>", "eval"), {"__builtins__": {}}))
 
 
+def _assigned_values(stmt: ast.stmt) -> list[tuple[str, ast.expr]]:
+    """(name, value node) pairs of a top-level assignment: `N = ...`, `N: int = ...`, and
+    element-wise tuple unpacking `H, W = 32, 64` (both sides written out with equal length)."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+        target = stmt.targets[0]
+        if isinstance(target, ast.Name):
+            return [(target.id, stmt.value)]
+        if (
+            isinstance(target, (ast.Tuple, ast.List))
+            and isinstance(stmt.value, (ast.Tuple, ast.List))
+            and len(target.elts) == len(stmt.value.elts)
+            and all(isinstance(t, ast.Name) for t in target.elts)
+        ):
+            return [(t.id, v) for t, v in zip(target.elts, stmt.value.elts, strict=True)]
+    elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+        return [(stmt.target.id, stmt.value)]
+    return []
+
+
 def integer_constants(source: str) -> dict[str, int]:
-    """Top-level `NAME = <integer literal expression>` assignments, in file order."""
+    """Top-level `NAME = <integer literal expression>` assignments (including the elements of
+    `A, B = 1, 2`), in file order."""
     found: dict[str, int] = {}
     for stmt in ast.parse(source).body:
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-            if _is_int_literal(stmt.value):
-                found[stmt.targets[0].id] = _literal_value(stmt.value)
-        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
-            if _is_int_literal(stmt.value):
-                found[stmt.target.id] = _literal_value(stmt.value)
+        for name, value in _assigned_values(stmt):
+            if _is_int_literal(value):
+                found[name] = _literal_value(value)
     return found
 
 
@@ -52,16 +69,11 @@ def substitute_constants(source: str, values: dict[str, int]) -> str:
     seen: set[str] = set()
     edits: list[tuple[int, int, int, int, str]] = []
     for stmt in ast.parse(source).body:
-        target = None
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-            target = stmt.targets[0].id
-        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
-            target = stmt.target.id
-        if target in values:
-            v = stmt.value
-            assert v is not None
-            edits.append((v.lineno, v.col_offset, v.end_lineno or v.lineno, v.end_col_offset or 0, repr(int(values[target]))))
-            seen.add(target)
+        for target, v in _assigned_values(stmt):
+            if target in values:
+                edits.append((v.lineno, v.col_offset, v.end_lineno or v.lineno, v.end_col_offset or 0,
+                              repr(int(values[target]))))
+                seen.add(target)
     missing = set(values) - seen
     if missing:
         raise KeyError(f"no top-level constant(s) {sorted(missing)} to substitute")
