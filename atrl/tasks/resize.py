@@ -28,9 +28,13 @@ def _literal_value(node: ast.expr) -> int:
 
 
 def _assigned_values(stmt: ast.stmt) -> list[tuple[str, ast.expr]]:
-    """(name, value node) pairs of a top-level assignment: `N = ...`, `N: int = ...`, and
-    element-wise tuple unpacking `H, W = 32, 64` (both sides written out with equal length)."""
-    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+    """(name, value node) pairs of a top-level assignment: `N = ...`, `N: int = ...`, element-wise
+    tuple unpacking `H, W = 32, 64` (both sides written out with equal length), and chained
+    `H = W = 64`, which is one constant named by its first target (the others follow it)."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) > 1:
+        if all(isinstance(t, ast.Name) for t in stmt.targets):
+            return [(stmt.targets[0].id, stmt.value)]  # type: ignore[attr-defined]
+    elif isinstance(stmt, ast.Assign):
         target = stmt.targets[0]
         if isinstance(target, ast.Name):
             return [(target.id, stmt.value)]
