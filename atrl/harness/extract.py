@@ -1,0 +1,101 @@
+"""Stage 1 (extract): pull the candidate's Python source out of an LLM response.
+
+`extract_code(response)` returns the source text, or `None` (the harness reports `format:no-code`).
+Choice, in order:
+  1. the fenced code blocks (```python, ```py, ```python3, or a bare ``` / ~~~ fence whose content
+     parses); an unclosed final fence counts when the text after it parses (truncated responses);
+     among them the last one that defines `ModelNew`, else the last one. A python-tagged closed block
+     is kept even if it does not parse, so the static stage can report the syntax error and its line;
+  2. else the whole response, if it parses as Python and defines something (a def, class or assignment).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+from dataclasses import dataclass
+
+_PYTHON_TAGS = frozenset({"python", "py", "python3", "py3"})
+_FENCE = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n`]*?)[ \t]*$")
+_MODELNEW = re.compile(r"^\s*class\s+ModelNew\b", re.MULTILINE)
+
+
+@dataclass
+class _Block:
+    tag: str  # first word of the fence's info string, lower-cased ("" for a bare fence)
+    body: str
+    closed: bool
+
+
+def _parses(source: str) -> bool:
+    try:
+        ast.parse(source)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def _defines_something(source: str) -> bool:
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return False
+    definitions = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign)
+    return any(isinstance(node, definitions) for node in tree.body)
+
+
+def _fenced_blocks(text: str) -> list[_Block]:
+    """Every fenced block in order; a closing fence uses the opening's character, at least as long."""
+    blocks: list[_Block] = []
+    opening: re.Match[str] | None = None
+    body: list[str] = []
+    for line in text.split("\n"):
+        match = _FENCE.match(line)
+        if opening is None:
+            if match is not None:
+                opening, body = match, []
+            continue
+        fence = opening.group("fence")
+        if match is not None and not match.group("info") and match.group("fence")[0] == fence[0] \
+                and len(match.group("fence")) >= len(fence):
+            blocks.append(_Block(_tag(opening), "\n".join(body), closed=True))
+            opening = None
+        else:
+            body.append(line)
+    if opening is not None:
+        blocks.append(_Block(_tag(opening), "\n".join(body), closed=False))
+    return blocks
+
+
+def _tag(opening: re.Match[str]) -> str:
+    words = opening.group("info").split()
+    return words[0].lower().lstrip("{.") if words else ""
+
+
+def _normalise(code: str) -> str:
+    return textwrap.dedent(code).strip("\n") + "\n"
+
+
+def _is_candidate(block: _Block) -> bool:
+    code = _normalise(block.body)
+    if not code.strip():
+        return False
+    if block.tag in _PYTHON_TAGS and block.closed:
+        return True
+    if block.tag in _PYTHON_TAGS or block.tag == "":
+        return _parses(code)
+    return False
+
+
+def extract_code(response: str) -> str | None:
+    """The candidate source in `response` (see the module docstring for the rules), or None."""
+    text = response.replace("\r\n", "\n").replace("\r", "\n")
+    candidates = [_normalise(b.body) for b in _fenced_blocks(text) if _is_candidate(b)]
+    if candidates:
+        with_model = [code for code in candidates if _MODELNEW.search(code)]
+        return (with_model or candidates)[-1]
+    whole = _normalise(text)
+    if whole.strip() and _defines_something(whole):
+        return whole
+    return None

@@ -1,0 +1,78 @@
+"""Stage 1: extracting the candidate's code from an LLM response."""
+
+from __future__ import annotations
+
+from atrl.harness.extract import extract_code
+
+KERNEL = "import triton\n\n\nclass ModelNew:\n    pass\n"
+
+
+def test_single_python_block_is_extracted():
+    response = f"Here is my kernel:\n```python\n{KERNEL}```\nIt is fast."
+    assert extract_code(response) == KERNEL
+
+
+def test_last_python_block_wins_over_earlier_drafts():
+    draft = "class ModelNew:\n    x = 1\n"
+    response = f"Draft:\n```python\n{draft}```\nFixed:\n```python\n{KERNEL}```\n"
+    assert extract_code(response) == KERNEL
+
+
+def test_py_tag_and_bare_fence_that_parses_are_accepted():
+    assert extract_code(f"```py\n{KERNEL}```") == KERNEL
+    assert extract_code(f"```\n{KERNEL}```") == KERNEL
+
+
+def test_bare_fence_that_does_not_parse_is_skipped():
+    response = f"```python\n{KERNEL}```\nOutput:\n```\nspeedup: 2.3x on the GPU!\n```\n"
+    assert extract_code(response) == KERNEL
+
+
+def test_other_language_blocks_are_ignored():
+    response = f"```python\n{KERNEL}```\n```bash\nx = 1\n```\n"
+    assert extract_code(response) == KERNEL
+
+
+def test_block_defining_modelnew_is_preferred_over_a_later_usage_snippet():
+    usage = "model = ModelNew()\nprint(model)\n"
+    response = f"```python\n{KERNEL}```\nUse it like this:\n```python\n{usage}```\n"
+    assert extract_code(response) == KERNEL
+
+
+def test_crlf_line_endings_are_normalised():
+    response = "Text\r\n```python\r\nimport triton\r\nx = 1\r\n```\r\n"
+    assert extract_code(response) == "import triton\nx = 1\n"
+
+
+def test_unclosed_final_fence_is_used_when_it_parses():
+    response = f"Here:\n```python\n{KERNEL}"
+    assert extract_code(response) == KERNEL
+
+
+def test_unclosed_final_fence_that_is_truncated_falls_back_to_an_earlier_block():
+    response = f"```python\n{KERNEL}```\nNow better:\n```python\nclass ModelNew:\n    def forward(self, x"
+    assert extract_code(response) == KERNEL
+
+
+def test_python_block_with_syntax_error_is_kept_for_the_static_stage():
+    broken = "class ModelNew:\n    def forward(self, x)\n        return x\n"
+    assert extract_code(f"```python\n{broken}```") == broken
+
+
+def test_indented_block_is_dedented():
+    response = "1. The code:\n   ```python\n   x = 1\n   y = 2\n   ```\n"
+    assert extract_code(response) == "x = 1\ny = 2\n"
+
+
+def test_whole_text_is_used_when_it_is_code_without_fences():
+    assert extract_code(KERNEL) == KERNEL
+
+
+def test_prose_without_code_gives_none():
+    assert extract_code("I cannot write this kernel, sorry.") is None
+    assert extract_code("") is None
+    assert extract_code("hello") is None  # parses as an expression but defines nothing
+
+
+def test_empty_fenced_block_gives_none():
+    assert extract_code("```python\n```") is None
