@@ -1,0 +1,148 @@
+"""`atrl eval`: run the agent on a task selection and journal every finished episode.
+
+Run directory layout (`--out DIR`):
+  config.yaml        the run's full configuration
+  episodes.jsonl     one `EpisodeSummary` per finished episode (append-only journal)
+  trajectories.jsonl the full `Trajectory` of each finished episode (append-only journal)
+  report.md, metrics.json, *.png   written at the end by `atrl.eval.report.write_report`
+
+Re-running with the same DIR skips finished episodes; a killed run loses at most the episodes
+that were in flight.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+import yaml
+
+from atrl.errors import UsageError
+from atrl.eval.config import DEFAULT_TASKS, EvalConfig
+from atrl.eval.episodes import summarize_trajectory
+from atrl.eval.report import EPISODES_FILE, load_episodes, write_report
+from atrl.jsonio import Journal
+from atrl.tasks.registry import get_task, load_suite
+from atrl.tasks.task import Task
+
+TRAJECTORIES_FILE = "trajectories.jsonl"
+
+
+@dataclass
+class EvalResult:
+    run_dir: Path
+    report: Path
+    episodes_run: int
+    episodes_skipped: int
+
+
+def select_tasks(config: EvalConfig) -> list[Task]:
+    """The tasks of the run: explicit ids, or the suite (level-filtered), skipped tasks left out."""
+    if config.tasks:
+        return [get_task(t if "/" in t else f"{config.suite}/{t}", config.path) for t in config.tasks]
+    loaded = load_suite(config.suite, config.path, config.level)
+    tasks = sorted((t for t in loaded.tasks if not t.skipped), key=lambda t: t.id)
+    if config.limit is not None:
+        tasks = tasks[: config.limit]
+    if not tasks:
+        raise UsageError("the selection holds no runnable task", "check --suite, --level and --tasks")
+    return tasks
+
+
+def default_config() -> EvalConfig:
+    """The README's main job: the default model on a few builtin level-1 tasks."""
+    return EvalConfig(tasks=list(DEFAULT_TASKS))
+
+
+def _agent_config(config: EvalConfig, platform: str, preset: str | None):
+    from atrl.agent.episode import AgentConfig
+
+    values = {
+        "max_turns": config.max_turns,
+        "turns_per_segment": config.turns_per_segment,
+        "max_segments": config.max_segments,
+        "context_budget": config.context_budget,
+        "max_response_tokens": config.max_response_tokens,
+        "summary_tokens": config.summary_tokens,
+        "target_score": config.target_score,
+        "temperature": config.temperature,
+        "top_p": config.top_p,
+        "seed": config.seed,
+        "platform": platform,
+        "preset": preset,
+        "kb": config.kb,
+        "kb_tokens": config.kb_tokens,
+    }
+    names = {f.name for f in fields(AgentConfig)}
+    return AgentConfig(**{k: v for k, v in values.items() if k in names})
+
+
+def prepare_run_dir(config: EvalConfig, out: Path) -> set[tuple[str, int]]:
+    """Create or resume `out`; return the (task, sample) keys already finished."""
+    out.mkdir(parents=True, exist_ok=True)
+    saved_path = out / "config.yaml"
+    if saved_path.exists():
+        saved = yaml.safe_load(saved_path.read_text()) or {}
+        config.check_resumable(saved)
+    saved_path.write_text(config.dump())
+    if not (out / EPISODES_FILE).exists():
+        return set()
+    return {ep.key for ep in load_episodes(out)}
+
+
+def run_eval(
+    config: EvalConfig,
+    out: str | Path,
+    on_episode: Callable[[int, int], None] | None = None,
+    policy=None,
+) -> EvalResult:
+    """Run (or resume) an eval and write its report. `on_episode(done, total)` reports progress;
+    `policy` overrides `config.policy` with an already-loaded policy (tests, notebooks)."""
+    from atrl.agent.episode import run_episodes
+    from atrl.backends import resolve_backend
+    from atrl.harness.api import Harness
+
+    out = Path(out)
+    tasks = select_tasks(config)
+    backend = resolve_backend(config.backend)
+    finished = prepare_run_dir(config, out)
+    pending_samples = {t.id: [s for s in range(config.samples) if (t.id, s) not in finished] for t in tasks}
+    total = len(tasks) * config.samples
+    skipped = total - sum(len(v) for v in pending_samples.values())
+    done = skipped
+    if on_episode:
+        on_episode(done, total)
+    levels = {t.id: t.level for t in tasks}
+    todo = [t for t in tasks if pending_samples[t.id]]
+    if todo:
+        if policy is None:
+            from atrl.policy import load_policy
+
+            policy = load_policy(config.policy)
+        knowledge = None
+        if config.kb:
+            from atrl.kb.inject import KnowledgeInjector
+
+            knowledge = KnowledgeInjector(platform=backend.platform, budget_tokens=config.kb_tokens,
+                                          count_tokens=lambda text: len(policy.tokenize(text)))
+        preset = config.preset or backend.default_preset
+        agent_config = _agent_config(config, backend.platform, preset)
+        with Harness(backend=backend.name, workers=config.workers, trials=config.trials,
+                     timed_calls=config.timed_calls, preset=preset, use_cache=config.use_cache) as harness, \
+                Journal(out / EPISODES_FILE) as episodes, Journal(out / TRAJECTORIES_FILE) as trajectories:
+
+            def record(trajectory) -> None:
+                nonlocal done
+                if trajectory.sample not in pending_samples.get(trajectory.task_id, []):
+                    return
+                trajectories.append(trajectory)
+                episodes.append(summarize_trajectory(trajectory, levels[trajectory.task_id]))
+                done += 1
+                if on_episode:
+                    on_episode(done, total)
+
+            samples = max(len(v) for v in pending_samples.values())
+            run_episodes(policy, harness, todo, samples, agent_config, knowledge=knowledge, on_trajectory=record)
+    report = write_report(out)
+    return EvalResult(run_dir=out, report=report, episodes_run=done - skipped, episodes_skipped=skipped)
