@@ -18,13 +18,13 @@ def _results_table(metrics: dict) -> Table:
     best, last = metrics["best_of_turns"], metrics["last_turn"]
     rows = [("episodes", "attempts", False), ("compile rate", "compile_rate", True), ("correctness", "correctness", True),
             ("fast_1", "fast_1", True), ("geomean speedup", "speedup_geomean", False)]
-    for label, key, pct in rows:
-        def fmt(v, pct=pct):
-            if v is None:
-                return "unavailable"
-            return f"{100 * v:.1f}%" if pct else (f"{v:.0f}" if key == "attempts" else f"{v:.3f}")
+    def fmt(v: float | None, key: str, pct: bool) -> str:
+        if v is None:
+            return "unavailable"
+        return f"{100 * v:.1f}%" if pct else (f"{v:.0f}" if key == "attempts" else f"{v:.3f}")
 
-        table.add_row(label, fmt(best.get(key)), fmt(last.get(key)))
+    for label, key, pct in rows:
+        table.add_row(label, fmt(best.get(key), key, pct), fmt(last.get(key), key, pct))
     return table
 
 
