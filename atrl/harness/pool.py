@@ -1,0 +1,401 @@
+"""A pool of worker processes that run candidates: timeouts, crashes, limits, replacement.
+
+Each slot of the pool is a thread in this process that owns one worker at a time. It takes a
+job from the queue, hands it to its worker (`atrl.harness.worker`) and watches it: every stage
+has a wall-clock limit that restarts when the worker reports the next stage; on expiry the
+worker's process group is SIGKILLed and the job gets a `timeout` verdict. A worker that dies
+gives `crash` (naming the signal) or `out-of-memory`; a `cuda:error`, a timeout, a crash or a
+runner exception retire the worker, and the slot starts a fresh one for its next job. A job's
+future always gets a verdict unless the pool is closed or no worker can start at all.
+
+Workers are started with `subprocess` rather than `multiprocessing`'s spawn context because
+spawn copies the caller's whole environment (API keys included) into the child; here the
+environment is built from an allowlist. Each worker has its own session (process group), a
+private temporary directory (its cwd and HOME, removed when it exits), resource limits, and
+stdout/stderr on a pipe of which only the last `OUTPUT_TAIL_BYTES` are kept.
+"""
+
+from __future__ import annotations
+
+import atexit
+import itertools
+import os
+import queue
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import weakref
+from collections.abc import Mapping
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from typing import Any
+
+from atrl.harness.verdict import Verdict, candidate_hash
+from atrl.harness.worker import WorkerConfig, WorkerLimits
+
+DEFAULT_RUNNER = "atrl.harness.judge:judge"
+OUTPUT_TAIL_BYTES = 16 * 1024
+WORKER_START_TIMEOUT_S = 180.0  # importing torch + triton on a loaded machine
+# Names copied from the caller's environment; nothing else is (no keys, tokens, credentials).
+ENV_ALLOWLIST = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "PYTHONPATH", "LD_LIBRARY_PATH",
+                 "CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES")
+_MEMORY_MARKERS = ("MemoryError", "can't allocate memory", "Cannot allocate memory",
+                   "std::bad_alloc", "out of memory", "OutOfMemoryError")
+
+
+class PoolClosedError(RuntimeError):
+    """The pool was closed before the job finished."""
+
+
+class WorkerStartError(RuntimeError):
+    """A worker process could not be started (a broken installation, not a candidate's fault)."""
+
+
+@dataclass(frozen=True)
+class StageTimeouts:
+    """Wall-clock limits per stage, seconds. The compile clock starts when the job is sent."""
+
+    compile: float = 60.0
+    correctness: float = 60.0
+    profile: float = 120.0
+
+    def for_stage(self, stage: str) -> float:
+        return float(getattr(self, stage, self.compile))
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, float] | None) -> StageTimeouts:
+        return cls(**dict(values)) if values else cls()
+
+
+@dataclass
+class Job:
+    """One candidate to run: what the worker gets, and the future its verdict goes to."""
+
+    task: Any
+    code: str
+    options: Any
+    future: Future = field(default_factory=Future)
+    job_id: int = 0
+
+
+@dataclass
+class _Worker:
+    proc: subprocess.Popen
+    conn: Connection
+    tmpdir: str
+    output: bytearray
+    reader: threading.Thread
+    jobs_done: int = 0
+
+    def output_tail(self, limit: int = 1500) -> str:
+        self.reader.join(timeout=1.0)  # the pipe closes when the process group is gone
+        return bytes(self.output[-limit:]).decode(errors="replace").strip()
+
+
+def scrubbed_env(tmpdir: str, backend_env: Mapping[str, str], extra: Mapping[str, str] | None = None,
+                 source: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The worker's environment: allowlisted names from `source` (default `os.environ`), HOME
+    and TMPDIR in the worker's directory, the backend's variables, then `extra`."""
+    source = os.environ if source is None else source
+    env = {name: source[name] for name in ENV_ALLOWLIST if name in source}
+    env.update(HOME=tmpdir, TMPDIR=tmpdir, PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
+    env.update(backend_env)
+    env.update(extra or {})
+    return env
+
+
+def _signal_name(returncode: int) -> str:
+    try:
+        sig = signal.Signals(-returncode)
+    except ValueError:
+        return f"signal {-returncode}"
+    description = signal.strsignal(sig) or ""
+    return f"{sig.name} ({description.lower()})" if description else sig.name
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def _drain(stream: Any, sink: bytearray) -> None:
+    """Copy a worker's output into `sink`, keeping only the last OUTPUT_TAIL_BYTES."""
+    while chunk := stream.read1(65536):
+        sink.extend(chunk)
+        if len(sink) > 2 * OUTPUT_TAIL_BYTES:
+            del sink[: len(sink) - OUTPUT_TAIL_BYTES]
+    stream.close()
+
+
+def looks_like_oom(text: str) -> bool:
+    """Whether an error message says memory ran out (Python, torch's allocators, C++)."""
+    return any(marker in text for marker in _MEMORY_MARKERS)
+
+
+class WorkerPool:
+    """N worker processes evaluating jobs in parallel.
+
+    backend_name/device are copied into the verdicts the pool itself writes (timeouts,
+    crashes). backend_env: the backend's `worker_env()`. gpus: device indices to spread
+    workers over (round robin; each gets `CUDA_VISIBLE_DEVICES` and that device's timing lock);
+    empty for CPU backends, where `limits.address_space` applies. runner: "module:function"
+    the worker calls per job — the real judge unless a test injects another.
+    """
+
+    def __init__(self, backend_name: str, device: str, workers: int, backend_env: Mapping[str, str] | None = None,
+                 gpus: tuple[str, ...] = (), stage_timeouts: StageTimeouts | None = None,
+                 limits: WorkerLimits | None = None, runner: str = DEFAULT_RUNNER,
+                 sys_path: tuple[str, ...] = (), max_jobs_per_worker: int = 200) -> None:
+        if workers < 1:
+            raise ValueError("a pool needs at least one worker")
+        self.backend_name = backend_name
+        self.device = device
+        self.backend_env = dict(backend_env or {})
+        self.gpus = tuple(gpus)
+        self.timeouts = stage_timeouts or StageTimeouts()
+        limits = limits or WorkerLimits()
+        # CUDA maps far more virtual memory than it uses: an address-space cap breaks it.
+        self.limits = WorkerLimits(None, limits.file_size, limits.processes) if self.gpus else limits
+        self.runner = runner
+        self.sys_path = tuple(sys_path)
+        self.max_jobs_per_worker = max_jobs_per_worker
+        self._threads_per_worker = str(max(1, (os.cpu_count() or 1) // workers))
+        self._lock_dir = tempfile.mkdtemp(prefix="atrl-pool-")
+        self._queue: queue.Queue[Job | None] = queue.Queue()
+        self._ids = itertools.count(1)
+        self._closed = False
+        self._state_lock = threading.Lock()
+        self._workers: dict[int, _Worker] = {}  # slot index -> live worker
+        self._slots = [threading.Thread(target=self._serve_slot, args=(i,), daemon=True,
+                                        name=f"atrl-pool-slot-{i}") for i in range(workers)]
+        for thread in self._slots:
+            thread.start()
+        _LIVE_POOLS.add(self)
+
+    # ---- public -------------------------------------------------------------------------
+    def submit(self, task: Any, code: str, options: Any) -> Future:
+        """Queue one candidate; the future's result is the judge's `Verdict` (or the pool's
+        own timeout/crash verdict)."""
+        if self._closed:
+            raise PoolClosedError("the worker pool is closed")
+        job = Job(task=task, code=code, options=options, job_id=next(self._ids))
+        self._queue.put(job)
+        return job.future
+
+    def worker_pids(self) -> list[int]:
+        """Process ids of the live workers (for tests and monitoring)."""
+        with self._state_lock:
+            return [w.proc.pid for w in self._workers.values()]
+
+    def close(self) -> None:
+        """Stop every worker, fail queued jobs with `PoolClosedError`, remove temp dirs. Idempotent."""
+        with self._state_lock:
+            if self._closed:
+                return
+            self._closed = True
+            workers = list(self._workers.values())
+        while True:
+            try:
+                job = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if job is not None and job.future.set_running_or_notify_cancel():
+                job.future.set_exception(PoolClosedError("the worker pool was closed"))
+        for _ in self._slots:
+            self._queue.put(None)
+        for worker in workers:
+            _kill_group(worker.proc)
+        for thread in self._slots:
+            thread.join(timeout=15)
+        with self._state_lock:
+            leftover = list(self._workers.values())
+            self._workers.clear()
+        for worker in leftover:
+            self._dispose(worker)
+        shutil.rmtree(self._lock_dir, ignore_errors=True)
+        _LIVE_POOLS.discard(self)
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---- worker lifecycle ---------------------------------------------------------------
+    def _start_worker(self, slot: int) -> _Worker:
+        tmpdir = tempfile.mkdtemp(prefix="atrl-worker-")
+        gpu = self.gpus[slot % len(self.gpus)] if self.gpus else None
+        extra = {"OMP_NUM_THREADS": self._threads_per_worker, "MKL_NUM_THREADS": self._threads_per_worker}
+        if gpu is not None:
+            extra["CUDA_VISIBLE_DEVICES"] = gpu
+        parent_end, child_end = socket.socketpair()
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "atrl.harness.worker", str(child_end.fileno())],
+                env=scrubbed_env(tmpdir, self.backend_env, extra), cwd=tmpdir, pass_fds=(child_end.fileno(),),
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                start_new_session=True, close_fds=True)
+        except OSError as exc:
+            parent_end.close()
+            shutil.rmtree(tmpdir, ignore_errors=True)
+            raise WorkerStartError(f"could not start a worker: {exc}") from exc
+        finally:
+            child_end.close()
+        output = bytearray()
+        reader = threading.Thread(target=_drain, args=(proc.stdout, output), daemon=True)
+        reader.start()
+        worker = _Worker(proc=proc, conn=Connection(parent_end.detach()), tmpdir=tmpdir, output=output, reader=reader)
+        with self._state_lock:
+            self._workers[slot] = worker
+            closed = self._closed
+        if closed:
+            raise PoolClosedError("the worker pool was closed")
+        lock_path = os.path.join(self._lock_dir, f"gpu{gpu}.lock") if gpu is not None else None
+        config = WorkerConfig(runner=self.runner, limits=self.limits, sys_path=self.sys_path,
+                              timing_lock_path=lock_path, parent_pid=os.getpid())
+        try:
+            worker.conn.send(config)
+            if not worker.conn.poll(WORKER_START_TIMEOUT_S):
+                raise WorkerStartError(f"a worker did not start within {WORKER_START_TIMEOUT_S:.0f} s")
+            message = worker.conn.recv()
+        except (EOFError, OSError) as exc:
+            self._retire(slot)
+            raise WorkerStartError(f"a worker died while starting: {worker.output_tail()}") from exc
+        except WorkerStartError:
+            self._retire(slot)
+            raise
+        if message[0] != "ready":
+            self._retire(slot)
+            raise WorkerStartError(f"unexpected first message from a worker: {message!r}")
+        return worker
+
+    def _retire(self, slot: int) -> None:
+        with self._state_lock:
+            worker = self._workers.pop(slot, None)
+        if worker is not None:
+            self._dispose(worker)
+
+    @staticmethod
+    def _dispose(worker: _Worker) -> None:
+        _kill_group(worker.proc)
+        worker.conn.close()
+        worker.reader.join(timeout=2.0)
+        shutil.rmtree(worker.tmpdir, ignore_errors=True)
+
+    # ---- running jobs -------------------------------------------------------------------
+    def _serve_slot(self, slot: int) -> None:
+        while True:
+            job = self._queue.get()
+            if job is None or self._closed:
+                if job is not None and job.future.set_running_or_notify_cancel():
+                    job.future.set_exception(PoolClosedError("the worker pool was closed"))
+                self._retire(slot)
+                return
+            if not job.future.set_running_or_notify_cancel():
+                continue
+            try:
+                verdict = self._run_on_slot(slot, job)
+            except BaseException as exc:  # noqa: BLE001 - the future must learn of any failure
+                job.future.set_exception(exc if not self._closed else PoolClosedError("the worker pool was closed"))
+            else:
+                job.future.set_result(verdict)
+
+    def _run_on_slot(self, slot: int, job: Job) -> Verdict:
+        with self._state_lock:
+            worker = self._workers.get(slot)
+        if worker is None or worker.proc.poll() is not None:
+            if worker is not None:
+                self._retire(slot)
+            try:
+                worker = self._start_worker(slot)
+            except WorkerStartError:
+                worker = self._start_worker(slot)  # one retry: a transient failure (e.g. load)
+        verdict, keep = self._watch(worker, job)
+        worker.jobs_done += 1
+        if not keep or worker.jobs_done >= self.max_jobs_per_worker:
+            self._retire(slot)
+        return verdict
+
+    def _watch(self, worker: _Worker, job: Job) -> tuple[Verdict, bool]:
+        """Send the job and follow it to its end. Returns (verdict, whether the worker may be reused)."""
+        stage, stage_start = "compile", time.monotonic()
+        seconds: dict[str, float] = {}
+        try:
+            worker.conn.send(("job", job.job_id, job.task, job.code, job.options))
+        except OSError:
+            return self._died(worker, job, stage, seconds), False
+        while True:
+            remaining = self.timeouts.for_stage(stage) - (time.monotonic() - stage_start)
+            try:
+                ready = remaining > 0 and worker.conn.poll(remaining)
+                message = worker.conn.recv() if ready else None
+            except (EOFError, OSError):
+                seconds[stage] = time.monotonic() - stage_start
+                return self._died(worker, job, stage, seconds), False
+            if message is None:
+                seconds[stage] = time.monotonic() - stage_start
+                _kill_group(worker.proc)
+                limit = self.timeouts.for_stage(stage)
+                return self._own_verdict(job, stage, "timeout", f"the {stage} stage ran past its {limit:g} s "
+                                         "wall-clock limit (an endless loop, or far too slow)", seconds), False
+            kind = message[0]
+            if kind == "stage":
+                now = time.monotonic()
+                seconds[stage] = seconds.get(stage, 0.0) + now - stage_start
+                stage, stage_start = message[2], now
+            elif kind == "result":
+                seconds[stage] = seconds.get(stage, 0.0) + time.monotonic() - stage_start
+                verdict = Verdict.from_dict(message[2])
+                verdict.stage_seconds = verdict.stage_seconds or {k: round(v, 4) for k, v in seconds.items()}
+                if verdict.error_class and verdict.error_class.endswith("runtime-error") and looks_like_oom(verdict.message):
+                    verdict.error_class = "out-of-memory"
+                return verdict, verdict.error_class != "cuda:error"
+            elif kind == "failure":
+                seconds[stage] = seconds.get(stage, 0.0) + time.monotonic() - stage_start
+                error_class, text = message[2], message[3]
+                if looks_like_oom(text):
+                    error_class = "out-of-memory"
+                return self._own_verdict(job, stage, error_class, text, seconds), False
+
+    def _died(self, worker: _Worker, job: Job, stage: str, seconds: dict[str, float]) -> Verdict:
+        try:
+            code = worker.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            _kill_group(worker.proc)
+            code = worker.proc.returncode
+        tail = worker.output_tail()
+        if self._closed:
+            raise PoolClosedError("the worker pool was closed")
+        if looks_like_oom(tail):
+            return self._own_verdict(job, stage, "out-of-memory", f"the worker ran out of memory\n{tail}", seconds)
+        how = f"was killed by {_signal_name(code)}" if code is not None and code < 0 else f"exited with status {code}"
+        hint = " (possibly the system's out-of-memory killer)" if code == -signal.SIGKILL else ""
+        message = f"the worker process {how}{hint} during the {stage} stage"
+        return self._own_verdict(job, stage, "crash", f"{message}\n{tail}".strip(), seconds)
+
+    def _own_verdict(self, job: Job, stage: str, error_class: str, message: str,
+                     seconds: dict[str, float]) -> Verdict:
+        return Verdict(task_id=job.task.id, candidate_hash=candidate_hash(job.code), backend=self.backend_name,
+                       device=self.device, stage=stage, ok=False, error_class=error_class,
+                       message=message[-2000:], stage_seconds={k: round(v, 4) for k, v in seconds.items()})
+
+
+_LIVE_POOLS: weakref.WeakSet[WorkerPool] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_live_pools() -> None:
+    for pool in list(_LIVE_POOLS):
+        pool.close()

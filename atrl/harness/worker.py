@@ -1,0 +1,201 @@
+"""The worker process: runs candidates for the pool, one job at a time.
+
+Started by `atrl.harness.pool` as `python -m atrl.harness.worker FD` with a scrubbed environment,
+its own session (process group) and a private temporary directory as cwd. FD is one end of a
+socket pair carrying pickled messages (`multiprocessing.connection.Connection`):
+
+parent → worker: `WorkerConfig` (first), then `("job", job_id, task, code, options)` or `("stop",)`.
+worker → parent: `("ready", pid)`, `("stage", job_id, name)` as each stage starts,
+`("result", job_id, verdict_dict)`, or `("failure", job_id, error_class, message)` when the
+runner raised instead of returning; after a failure the worker exits (its state is suspect).
+
+Resource limits are applied to this process before anything heavy is imported, so torch and
+triton start under them too. stdout/stderr are a pipe whose tail the parent keeps.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import fcntl
+import importlib
+import os
+import resource
+import signal
+import sys
+import traceback
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from typing import Any
+
+GIB = 1 << 30
+MIB = 1 << 20
+
+
+@dataclass(frozen=True)
+class WorkerLimits:
+    """Per-worker resource limits (bytes / processes); `None` leaves a limit as inherited.
+
+    address_space: RLIMIT_AS, CPU backends only (CUDA reserves far more virtual memory than
+    it uses); 8 GiB leaves torch + the Triton interpreter ample room.
+    file_size: RLIMIT_FSIZE for any file the worker writes (SIGXFSZ is ignored, so an
+    oversized write fails with an OSError instead of killing the worker).
+    processes: RLIMIT_NPROC; off by default because Linux counts every thread of every
+    process of the user against it, including the caller's own.
+    """
+
+    address_space: int | None = 8 * GIB
+    file_size: int | None = 256 * MIB
+    processes: int | None = None
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    """What a worker needs to know before its first job."""
+
+    runner: str  # "module:function" with the judge's signature
+    limits: WorkerLimits = field(default_factory=WorkerLimits)
+    sys_path: tuple[str, ...] = ()  # prepended to sys.path (e.g. a test's fault-runner module)
+    timing_lock_path: str | None = None  # flock file shared by the workers of one GPU
+    parent_pid: int = 0
+
+
+class DeviceTimingLock:
+    """Cross-process mutex around timing on one device, built on `flock`.
+
+    A `flock` is released by the kernel when its holder dies, so a worker killed while timing
+    (timeout, crash) can never leave the device locked — a `multiprocessing.Lock` would be.
+    Usable as a context manager or with `acquire()` / `release()`.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def acquire(self, blocking: bool = True) -> bool:
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX if blocking else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+    def __enter__(self) -> DeviceTimingLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+class NoTimingLock:
+    """The lock handed to the judge on untimed backends: never blocks."""
+
+    def acquire(self, blocking: bool = True) -> bool:
+        return True
+
+    def release(self) -> None:
+        pass
+
+    def __enter__(self) -> NoTimingLock:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
+def apply_limits(limits: WorkerLimits) -> None:
+    """Set this process's rlimits (soft and hard, so the candidate cannot raise them back)."""
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    for name, value in (("RLIMIT_AS", limits.address_space), ("RLIMIT_FSIZE", limits.file_size),
+                        ("RLIMIT_NPROC", limits.processes)):
+        if value is not None:
+            resource.setrlimit(getattr(resource, name), (value, value))
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """Ask Linux to SIGKILL this worker when the pool's thread that started it dies, so a
+    hung candidate never outlives a killed caller."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+    if parent_pid and os.getppid() != parent_pid:
+        os._exit(1)  # the parent died before the request above took effect
+
+
+def load_runner(spec: str) -> Any:
+    """Resolve "module:function" to the callable."""
+    module_name, _, attr = spec.partition(":")
+    return getattr(importlib.import_module(module_name), attr)
+
+
+def _stage_class(stage: str) -> str:
+    return "correctness:runtime-error" if stage in ("correctness", "profile") else "compile:error"
+
+
+def _run_job(conn: Connection, runner: Any, timing_lock: Any, job: tuple) -> bool:
+    """Run one job and send its outcome. Returns False when the worker must exit afterwards."""
+    _, job_id, task, code, options = job
+    current = ["compile"]
+
+    def report_stage(name: str) -> None:
+        current[0] = name
+        conn.send(("stage", job_id, name))
+
+    failure: tuple[str, str] | None = None
+    try:
+        verdict = runner(task, code, options, report_stage=report_stage, timing_lock=timing_lock)
+    except MemoryError:
+        failure = ("out-of-memory", "MemoryError: the candidate exceeded the worker's memory limit")
+    except BaseException as exc:  # noqa: BLE001 - SystemExit/KeyboardInterrupt from a candidate too
+        tail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-3:])
+        failure = (_stage_class(current[0]), f"{type(exc).__name__}: {exc}\n{tail}"[-2000:])
+    if failure is not None:
+        conn.send(("failure", job_id, failure[0], failure[1]))
+        return False
+    from atrl.jsonio import to_jsonable
+
+    conn.send(("result", job_id, to_jsonable(verdict)))
+    return True
+
+
+def serve(conn: Connection) -> None:
+    """Receive the config, apply limits, load the runner, then serve jobs until told to stop."""
+    config: WorkerConfig = conn.recv()
+    _die_with_parent(config.parent_pid)
+    apply_limits(config.limits)
+    faulthandler.enable()  # a segfault leaves a Python traceback in the captured output
+    for entry in reversed(config.sys_path):
+        sys.path.insert(0, entry)
+    runner = load_runner(config.runner)
+    timing_lock = DeviceTimingLock(config.timing_lock_path) if config.timing_lock_path else NoTimingLock()
+    conn.send(("ready", os.getpid()))
+    while True:
+        try:
+            message = conn.recv()
+        except EOFError:
+            return
+        if message[0] != "job" or not _run_job(conn, runner, timing_lock, message):
+            return
+
+
+def main(argv: list[str]) -> None:
+    conn = Connection(int(argv[1]))
+    try:
+        serve(conn)
+    finally:
+        conn.close()
+    # Skip interpreter teardown: a candidate's atexit hooks or broken state must not run.
+    sys.stdout.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,58 @@
+"""A test-only worker runner with the judge's signature that misbehaves on request.
+
+The candidate "code" is a command: `ok`, `segfault`, `abort`, `hang`, `hang-correctness`,
+`memory`, `exit`, `raise`, `print-huge`, `env` (returns the environment in the message),
+`cuda-error`, `cwd` (returns the working directory). Only the pool tests use it: the production
+pool always runs the real judge.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+
+from atrl.harness.verdict import Verdict, candidate_hash
+
+
+def run(task, code, options, report_stage, timing_lock) -> Verdict:
+    report_stage("compile")
+    command = code.strip()
+    message, error_class = "", None
+    if command == "segfault":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    elif command == "abort":
+        os.abort()
+    elif command == "hang":
+        while True:
+            pass
+    elif command == "hang-correctness":
+        report_stage("correctness")
+        while True:
+            time.sleep(0.01)
+    elif command == "memory":
+        hoard = []
+        while True:
+            hoard.append(bytearray(16 << 20))
+    elif command == "exit":
+        sys.exit(3)
+    elif command == "raise":
+        raise RuntimeError("judge blew up")
+    elif command == "print-huge":
+        chunk = "x" * (1 << 20)
+        for _ in range(300):  # 300 MB through stdout
+            print(chunk)
+    elif command == "env":
+        message = json.dumps(dict(os.environ))
+    elif command == "cwd":
+        message = os.getcwd()
+    elif command == "cuda-error":
+        error_class, message = "cuda:error", "CUDA error: an illegal memory access was encountered"
+    report_stage("correctness")
+    with timing_lock:
+        pass
+    return Verdict(task_id=task.id, candidate_hash=candidate_hash(code), backend="interpreter", device="cpu",
+                   stage="done" if error_class is None else "correctness", ok=error_class is None,
+                   error_class=error_class, message=message)

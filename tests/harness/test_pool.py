@@ -1,0 +1,149 @@
+"""The worker pool survives every way a candidate can fail and always returns a verdict."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from atrl.harness.failures import FAILURE_CLASSES
+from atrl.harness.pool import PoolClosedError, StageTimeouts, WorkerPool, scrubbed_env
+from atrl.harness.worker import GIB, WorkerLimits
+from atrl.tasks.task import Task
+
+HERE = str(Path(__file__).parent)
+TASK = Task(id="builtin/fake", suite="builtin", name="fake", level=1, source="")
+FAST = StageTimeouts(compile=4.0, correctness=2.0, profile=2.0)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        import psutil
+
+        return psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except ImportError:
+        return os.path.exists(f"/proc/{pid}")
+    except Exception:  # psutil.NoSuchProcess between the two calls
+        return False
+
+
+@pytest.fixture
+def pool():
+    p = WorkerPool("interpreter", "cpu", workers=2, runner="fault_runners:run", sys_path=(HERE,),
+                   stage_timeouts=FAST, limits=WorkerLimits(address_space=1 * GIB))
+    yield p
+    p.close()
+
+
+def _run(pool: WorkerPool, command: str, timeout: float = 60):
+    return pool.submit(TASK, command, None).result(timeout=timeout)
+
+
+def test_segfault_gives_crash_verdict_naming_the_signal(pool):
+    verdict = _run(pool, "segfault")
+    assert (verdict.error_class, verdict.stage, verdict.ok) == ("crash", "compile", False)
+    assert "SIGSEGV" in verdict.message
+    assert verdict.error_class in FAILURE_CLASSES
+
+
+def test_abort_gives_crash_with_sigabrt(pool):
+    assert "SIGABRT" in _run(pool, "abort").message
+
+
+def test_hang_is_killed_at_stage_timeout(pool):
+    start = time.monotonic()
+    verdict = _run(pool, "hang")
+    assert verdict.error_class == "timeout" and verdict.stage == "compile"
+    assert time.monotonic() - start < FAST.compile + 5
+
+
+def test_timeout_clock_restarts_per_stage_and_names_the_stage(pool):
+    verdict = _run(pool, "hang-correctness")
+    assert (verdict.error_class, verdict.stage) == ("timeout", "correctness")
+    assert verdict.stage_seconds["correctness"] == pytest.approx(FAST.correctness, abs=1.5)
+
+
+def test_unbounded_allocation_gives_out_of_memory(pool):
+    assert _run(pool, "memory").error_class == "out-of-memory"
+
+
+def test_runner_exception_and_sys_exit_give_verdicts_not_pool_errors(pool):
+    raised = _run(pool, "raise")
+    assert raised.error_class == "compile:error" and "judge blew up" in raised.message
+    assert _run(pool, "exit").error_class == "compile:error"
+
+
+def test_huge_output_is_drained_without_filling_memory(pool):
+    verdict = _run(pool, "print-huge", timeout=120)
+    assert verdict.ok, verdict.message
+
+
+def test_a_crash_does_not_affect_jobs_around_it(pool):
+    commands = ["ok", "segfault", "ok", "hang", "ok", "memory", "ok"]
+    futures = [pool.submit(TASK, c, None) for c in commands]
+    verdicts = [f.result(timeout=120) for f in futures]
+    assert [v.ok for v in verdicts] == [c == "ok" for c in commands]
+    assert [v.error_class for v in verdicts if not v.ok] == ["crash", "timeout", "out-of-memory"]
+
+
+def _single(**kw) -> WorkerPool:
+    return WorkerPool("interpreter", "cpu", workers=1, runner="fault_runners:run", sys_path=(HERE,),
+                      stage_timeouts=FAST, **kw)
+
+
+def test_worker_is_reused_after_success_and_replaced_after_a_crash():
+    with _single() as pool:
+        assert _run(pool, "ok").ok
+        [first] = pool.worker_pids()
+        assert _run(pool, "ok").ok
+        assert pool.worker_pids() == [first]
+        assert _run(pool, "segfault").error_class == "crash"
+        assert not _alive(first)
+        assert _run(pool, "ok").ok
+        [second] = pool.worker_pids()
+    assert second != first
+
+
+def test_cuda_error_retires_the_worker():
+    with _single() as pool:
+        assert _run(pool, "cuda-error").error_class == "cuda:error"
+        assert pool.worker_pids() == []
+
+
+def test_worker_environment_has_no_credentials(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
+    monkeypatch.setenv("HF_TOKEN", "hf-secret")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "aws-secret")
+    with WorkerPool("interpreter", "cpu", workers=1, runner="fault_runners:run", sys_path=(HERE,),
+                    backend_env={"TRITON_INTERPRET": "1"}) as pool:
+        env = json.loads(_run(pool, "env").message)
+        cwd = _run(pool, "cwd").message
+    assert not {"OPENAI_API_KEY", "HF_TOKEN", "AWS_SECRET_ACCESS_KEY"} & set(env)
+    assert not any("secret" in v for v in env.values())
+    assert env["TRITON_INTERPRET"] == "1" and env["HOME"] == cwd
+    assert not os.path.exists(cwd)  # the private temporary directory is removed with the worker
+
+
+def test_scrubbed_env_keeps_only_the_allowlist():
+    env = scrubbed_env("/tmp/w", {"TRITON_INTERPRET": "1"}, source={"PATH": "/bin", "GITHUB_TOKEN": "x", "LANG": "C"})
+    assert env["PATH"] == "/bin" and env["LANG"] == "C" and "GITHUB_TOKEN" not in env
+    assert env["HOME"] == env["TMPDIR"] == "/tmp/w"
+
+
+def test_close_leaves_no_worker_processes():
+    pool = WorkerPool("interpreter", "cpu", workers=2, runner="fault_runners:run", sys_path=(HERE,),
+                      stage_timeouts=StageTimeouts(compile=60))
+    assert _run(pool, "ok").ok
+    hanging = pool.submit(TASK, "hang", None)
+    time.sleep(1.0)
+    pids = pool.worker_pids()
+    assert pids
+    pool.close()
+    with pytest.raises(PoolClosedError):
+        hanging.result(timeout=20)
+    assert not any(_alive(pid) for pid in pids)
+    with pytest.raises(PoolClosedError):
+        pool.submit(TASK, "ok", None)
