@@ -1,0 +1,60 @@
+"""The `Backend` interface: what differs per device for the judge that runs inside a worker.
+
+A backend names its platform (the knowledge base filters by it), says whether it is timed, which
+size preset tasks run at by default, which environment a worker needs before Triton is imported,
+and gives the device operations the judge uses (synchronize, allocator poisoning, timing).
+"""
+
+from __future__ import annotations
+
+import platform
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+
+import torch
+
+
+class Backend(ABC):
+    """One device kind. Subclasses set the class attributes and the device methods."""
+
+    name: str
+    platform: str  # "cuda" | "interpreter"
+    timed: bool
+    default_preset: str | None  # None: tasks run as written (their full size)
+
+    @property
+    @abstractmethod
+    def device(self) -> torch.device:
+        """The torch device tensors of a judged candidate live on."""
+
+    @abstractmethod
+    def worker_env(self) -> dict[str, str]:
+        """Environment variables a worker process needs, set before triton is imported."""
+
+    @abstractmethod
+    def device_name(self) -> str:
+        """Human-readable device name, e.g. "NVIDIA H200" or "cpu (triton interpreter)"."""
+
+    @abstractmethod
+    def synchronize(self) -> None:
+        """Wait until all queued device work is done."""
+
+    def versions(self) -> dict[str, str]:
+        """Library versions that decide a verdict: torch, triton, python (+ cuda, driver on GPU)."""
+        import triton
+
+        return {"torch": torch.__version__, "triton": triton.__version__, "python": platform.python_version()}
+
+    def poison_allocator(self, sizes_bytes: Sequence[int]) -> None:
+        """Fill memory the allocator will hand out next with NaN, so a candidate that returns an
+        uninitialised `torch.empty` buffer fails instead of passing by luck. `sizes_bytes` are the
+        byte sizes of the outputs the candidate is expected to allocate."""
+        for size in sizes_bytes:
+            if size > 0:
+                block = torch.empty(max(size // 4, 1), dtype=torch.float32, device=self.device)
+                block.fill_(float("nan"))
+                del block
+
+    def time_call_ms(self, fn: Callable[[], object], flush: Callable[[], None] | None = None) -> float:
+        """Device time of one call of `fn`, in milliseconds. Only timed backends implement it."""
+        raise RuntimeError(f"the {self.name} backend is not timed")

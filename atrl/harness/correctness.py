@@ -1,0 +1,180 @@
+"""Stage 4 (correctness): run the reference and the candidate on fresh inputs and compare.
+
+Per trial and input case: the reference runs on its own copy of the inputs, a float64 copy of
+the reference on float64 inputs, then the candidate on another copy with Triton launches
+counted. Before every candidate call the outputs it returned last time are filled with NaN and
+the allocator is poisoned, so stale or uninitialised buffers fail. Inputs must be unchanged
+afterwards unless the reference itself mutates them. The `trials` regular trials draw from the
+task's `get_inputs()`; two more replace floating inputs with standard-normal draws (×1, ×10),
+skipped where the reference is not finite on them.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+from torch import nn
+
+from atrl.backends.base import Backend
+from atrl.harness.compare import Mismatch, as_tensor_list, compare_outputs
+from atrl.harness.inputs import Inputs, copy_inputs, double_inputs, input_cases, inputs_equal, widen_inputs
+from atrl.harness.launch_hook import count_launches
+from atrl.harness.loading import LoadedModels, seed_everything
+from atrl.harness.trace import StageFailure, is_cuda_error, trim_exception
+from atrl.harness.verdict import CorrectnessStats
+from atrl.tasks.task import Task
+
+WIDE_SCALES = (1.0, 10.0)
+
+
+@dataclass
+class TrialPlan:
+    """One trial: its seed and, for a wide trial, the scale of the normal draws (None: task inputs)."""
+
+    seed: int
+    wide_scale: float | None = None
+
+    @property
+    def label(self) -> str:
+        return f"wide-inputs normal×{self.wide_scale:g}" if self.wide_scale is not None else f"seed {self.seed}"
+
+
+@dataclass
+class CandidateRunner:
+    """Calls the candidate with stale-output poisoning and launch counting."""
+
+    model: nn.Module
+    backend: Backend
+    candidate_file: str
+    previous_outputs: list[torch.Tensor] = field(default_factory=list)
+
+    def poison_previous(self) -> None:
+        for tensor in self.previous_outputs:
+            poison(tensor)
+
+    def __call__(self, inputs: Inputs, expected_sizes: list[int]) -> tuple[object, dict[str, int]]:
+        """The candidate's output for `inputs` and the Triton launches it made (name → count)."""
+        self.poison_previous()
+        self.backend.poison_allocator(expected_sizes)
+        with torch.no_grad(), count_launches() as launches:
+            output = self.model(*inputs)
+            self.backend.synchronize()
+        self.previous_outputs = as_tensor_list(output) or []
+        return output, dict(launches)
+
+
+def poison(tensor: torch.Tensor) -> None:
+    """Overwrite a tensor the candidate returned earlier with NaN (integers: their max value)."""
+    with torch.no_grad():
+        try:
+            if tensor.is_floating_point() or tensor.is_complex():
+                tensor.fill_(float("nan"))
+            elif tensor.dtype == torch.bool:
+                tensor.logical_not_()
+            else:
+                tensor.fill_(torch.iinfo(tensor.dtype).max)
+        except RuntimeError:
+            # expanded/overlapping views cannot be written; their base was poisoned if returned
+            pass
+
+
+def trial_plans(trials: int, seed: int) -> list[TrialPlan]:
+    plans = [TrialPlan(seed=seed + 1 + t) for t in range(trials)]
+    plans += [TrialPlan(seed=seed + 1 + trials + i, wide_scale=s) for i, s in enumerate(WIDE_SCALES)]
+    return plans
+
+
+def _all_finite(output) -> bool:
+    tensors = as_tensor_list(output) or []
+    return all(bool(torch.isfinite(t).all()) for t in tensors if t.is_floating_point())
+
+
+def _runtime_failure(exc: BaseException, candidate_file: str, label: str) -> StageFailure:
+    if isinstance(exc, StageFailure):
+        return exc
+    if is_cuda_error(exc):
+        raise exc
+    trimmed = trim_exception(exc, candidate_file)
+    return StageFailure("correctness:runtime-error", f"{label}: {trimmed.text()}", trimmed.line)
+
+
+def reference64(reference: nn.Module) -> nn.Module:
+    """A float64 copy of the reference model (floating parameters and buffers)."""
+    return copy.deepcopy(reference).double()
+
+
+def run_trials(task: Task, models: LoadedModels, backend: Backend, runner: CandidateRunner, trials: int,
+               seed: int, dtype: torch.dtype, stats: CorrectnessStats,
+               on_case: Callable[[], None] = lambda: None) -> None:
+    """Run every trial and case; fill `stats`; raise `StageFailure` at the first failure."""
+    atol, rtol = task.tolerances()
+    bound = task.relative_error_bound()
+    ref64_model = reference64(models.reference)
+    for plan in trial_plans(trials, seed):
+        seed_everything(plan.seed)
+        cases = input_cases(models.task_module, task.multi_case, backend.device, dtype)
+        if plan.wide_scale is not None:
+            generator = torch.Generator(device=backend.device).manual_seed(plan.seed)
+            cases = [widen_inputs(inputs, plan.wide_scale, generator) for inputs in cases]
+        stats.trials += 1
+        skipped = False
+        for case_index, inputs in enumerate(cases):
+            on_case()
+            label = plan.label if len(cases) == 1 else f"{plan.label}, case {case_index}"
+            with torch.no_grad():
+                ref_out = models.reference(*copy_inputs(inputs))
+            if plan.wide_scale is not None and not _all_finite(ref_out):
+                stats.skipped.append(f"{plan.label}: the reference is not finite on these inputs")
+                skipped = True
+                break
+            with torch.no_grad():
+                ref64_out = ref64_model(*double_inputs(inputs))
+            cand_inputs = copy_inputs(inputs)
+            sizes = [t.numel() * t.element_size() for t in as_tensor_list(ref_out) or []]
+            try:
+                cand_out, launches = runner(cand_inputs, sizes)
+            except Exception as exc:  # the candidate's own error, reported trimmed
+                raise _runtime_failure(exc, models.candidate_file, label) from exc
+            failure = check_trial(task, inputs, cand_inputs, ref_out, cand_out, ref64_out, launches,
+                                  atol, rtol, bound, stats)
+            if failure is not None:
+                if plan.wide_scale is not None and failure.error_class in _WIDE_CLASSES:
+                    failure = Mismatch("correctness:wide-inputs",
+                                       f"right on get_inputs() draws but wrong on {label}: {failure.message}")
+                    raise StageFailure(failure.error_class, failure.message)
+                raise StageFailure(failure.error_class, f"{label}: {failure.message}")
+        if not skipped:
+            stats.passed += 1
+
+
+_WIDE_CLASSES = {"correctness:mismatch", "correctness:nan", "correctness:precision"}
+
+
+def check_trial(task: Task, inputs: Inputs, cand_inputs: Inputs, ref_out, cand_out, ref64_out,
+                launches: dict[str, int], atol: float, rtol: float, bound: float,
+                stats: CorrectnessStats) -> Mismatch | None:
+    """The checks of one candidate call, in order; records error statistics in `stats`."""
+    if as_tensor_list(cand_out) is not None and not launches:
+        return Mismatch("correctness:no-launch",
+                        "no Triton kernel was launched during forward (a kernel that never runs is a decoy)")
+    failure, errors = compare_outputs(ref_out, cand_out, ref64_out, atol, rtol, bound)
+    _record(stats, errors)
+    if failure is not None:
+        return failure
+    if not task.reference_mutates_inputs and not inputs_equal(inputs, cand_inputs):
+        return Mismatch("correctness:input-mutation",
+                        "forward modified its input tensors (write results to a new output tensor)")
+    return None
+
+
+def _record(stats: CorrectnessStats, errors) -> None:
+    stats.max_abs_error = max(stats.max_abs_error or 0.0, errors.max_abs_error)
+    stats.max_rel_error = max(stats.max_rel_error or 0.0, errors.max_rel_error)
+    stats.mismatch_fraction = max(stats.mismatch_fraction or 0.0, errors.mismatch_fraction)
+    if stats.first_mismatch_index is None:
+        stats.first_mismatch_index = errors.first_mismatch_index
+    if errors.relative_error_vs_fp64 is not None:
+        stats.relative_error_vs_fp64 = max(stats.relative_error_vs_fp64 or 0.0, errors.relative_error_vs_fp64)

@@ -1,0 +1,182 @@
+"""The in-worker judge: stages compile → correctness → profile for one candidate of one task.
+
+`judge` runs inside a fresh worker process whose environment the pool already set from the
+backend's `worker_env()`; `code` is already extracted and statically checked. It returns a
+`Verdict` with stage, ok, error_class, message, line, correctness, timing, flags, versions and
+stage_seconds filled; the pool fills score, feedback and the cache fields.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+
+from atrl.harness.trace import StageFailure, is_cuda_error, is_out_of_memory, trim_exception
+from atrl.harness.verdict import CorrectnessStats, Verdict, candidate_hash
+from atrl.tasks.task import Task
+
+
+@dataclass
+class JudgeOptions:
+    """How to judge: backend name ("auto" | "cuda" | "interpreter"); size preset (None: the
+    backend's default); correctness `trials`; `timed_calls`/`warmup_calls` per side when timing;
+    base `seed`; also time a `torch.compile` of the reference; `coverage_threshold` (share of
+    device time in the candidate's Triton kernels) and `compute_policy` ("strict" | "partial";
+    None: the task's own)."""
+
+    backend: str
+    preset: str | None
+    trials: int = 5
+    timed_calls: int = 100
+    warmup_calls: int = 10
+    seed: int = 0
+    compile_baseline: bool = False
+    coverage_threshold: float = 0.5
+    compute_policy: str | None = None
+
+
+class _Clock:
+    """Seconds spent per stage, and the current stage."""
+
+    def __init__(self, report: Callable[[str], None]) -> None:
+        self.report = report
+        self.seconds: dict[str, float] = {}
+        self.stage = "compile"
+        self._start = time.perf_counter()
+
+    def enter(self, stage: str) -> None:
+        self.close()
+        self.stage = stage
+        self.report(stage)
+
+    def close(self) -> None:
+        now = time.perf_counter()
+        self.seconds[self.stage] = round(self.seconds.get(self.stage, 0.0) + now - self._start, 4)
+        self._start = now
+
+
+def judge(task: Task, code: str, options: JudgeOptions, report_stage: Callable[[str], None] = lambda s: None,
+          timing_lock: AbstractContextManager = nullcontext()) -> Verdict:
+    """Judge `code` for `task`; see the module docstring. Never raises for a candidate's fault."""
+    if "triton" not in sys.modules:
+        from atrl.backends import resolve_backend as _resolve
+
+        os.environ.update(_resolve(options.backend).worker_env())
+    from atrl.backends import resolve_backend
+
+    backend = resolve_backend(options.backend)
+    verdict = Verdict(task_id=task.id, candidate_hash=candidate_hash(code), backend=backend.name,
+                      device=backend.device_name(), stage="compile", ok=False, versions=backend.versions())
+    clock = _Clock(report_stage)
+    report_stage("compile")
+    state: dict[str, str] = {}
+    try:
+        _run_stages(task, code, options, backend, verdict, clock, timing_lock, state)
+    except StageFailure as failure:
+        # the stage that was running (a wrong timed output is found while profiling)
+        verdict.stage = clock.stage
+        verdict.error_class, verdict.message, verdict.line = failure.error_class, failure.message, failure.line
+    except Exception as exc:  # anything else: classify by what broke, never crash the worker silently
+        _record_unexpected(verdict, exc, clock.stage, state.get("candidate_file"))
+    clock.close()
+    verdict.stage_seconds = clock.seconds
+    return verdict
+
+
+def _record_unexpected(verdict: Verdict, exc: BaseException, stage: str, candidate_file: str | None) -> None:
+    trimmed = trim_exception(exc, candidate_file)
+    verdict.stage = stage
+    verdict.message, verdict.line = trimmed.text(), trimmed.line
+    if is_cuda_error(exc):
+        verdict.error_class = "cuda:error"
+    elif is_out_of_memory(exc):
+        verdict.error_class = "out-of-memory"
+    elif stage == "profile":
+        verdict.error_class = "profile:error"
+    elif stage == "correctness":
+        verdict.error_class = "correctness:runtime-error"
+    else:
+        verdict.error_class = "compile:error"
+
+
+def _run_stages(task: Task, code: str, options: JudgeOptions, backend, verdict: Verdict, clock: _Clock,
+                timing_lock: AbstractContextManager, state: dict[str, str]) -> None:
+    """Run the stages, filling `verdict`; raises StageFailure (or the error) at the first failure.
+    `state["candidate_file"]` is set once the candidate is written, for trimming later errors."""
+    import torch
+
+    from atrl.harness import launch_hook
+    from atrl.harness.correctness import CandidateRunner, run_trials
+    from atrl.harness.inputs import copy_inputs, input_cases
+    from atrl.harness.loading import (
+        LoadedModels,
+        build_models,
+        classify_compile_error,
+        import_candidate,
+        load_task_module,
+        seed_everything,
+        torch_dtype,
+    )
+
+    if backend.platform == "cuda":
+        # TF32 off for both sides, in correctness as in timing: an fp32 task is judged in fp32.
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+    dtype = torch_dtype(task.dtype)
+    preset = options.preset if options.preset is not None else backend.default_preset
+
+    # stage: compile
+    try:
+        task_module = load_task_module(task, preset)
+    except Exception as exc:  # a broken task, not the candidate: say so
+        raise StageFailure("compile:error", f"the task's reference module failed to load: {exc!r}") from exc
+    launch_hook.install()
+    candidate_file = None
+    kernel_names: set[str] = set()
+    try:
+        candidate_module, candidate_file = import_candidate(code, verdict.candidate_hash)
+        state["candidate_file"] = candidate_file
+        kernel_names = launch_hook.jit_function_names(candidate_module)
+        reference, candidate, init_inputs = build_models(task_module, candidate_module, options.seed, dtype,
+                                                         backend.device)
+        models = LoadedModels(task_module, candidate_module, candidate_file, reference, candidate, init_inputs)
+        runner = CandidateRunner(candidate, backend, candidate_file)
+        seed_everything(options.seed)
+        first = input_cases(task_module, task.multi_case, backend.device, dtype)[0]
+        _, launches = runner(copy_inputs(first), [])
+        kernel_names |= set(launches)
+    except StageFailure:
+        raise
+    except Exception as exc:  # the candidate's compile-stage error, classified and trimmed
+        if is_cuda_error(exc) or is_out_of_memory(exc):
+            raise
+        raise classify_compile_error(exc, candidate_file, kernel_names) from exc
+
+    # stage: correctness
+    clock.enter("correctness")
+    stats = CorrectnessStats()
+    verdict.correctness = stats
+    run_trials(task, models, backend, runner, options.trials, options.seed, dtype, stats)
+
+    if not backend.timed:
+        verdict.stage, verdict.ok = "done", True
+        return
+
+    # stage: profile
+    from atrl.harness.profile import ProfileSettings, profile_candidate
+
+    clock.enter("profile")
+    settings = ProfileSettings(
+        timed_calls=max(options.timed_calls, 1), warmup_calls=options.warmup_calls, seed=options.seed,
+        compile_baseline=options.compile_baseline, coverage_threshold=options.coverage_threshold,
+        compute_policy=options.compute_policy or task.compute_policy,
+    )
+    with timing_lock:
+        timing, flags = profile_candidate(task, models, backend, runner, settings, dtype, kernel_names)
+    verdict.timing = timing
+    verdict.flags.extend(flags)
+    verdict.stage, verdict.ok = "done", True
