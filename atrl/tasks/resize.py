@@ -29,13 +29,17 @@ def _literal_value(node: ast.expr) -> int:
 
 def _assigned_values(stmt: ast.stmt) -> list[tuple[str, ast.expr]]:
     """(name, value node) pairs of a top-level assignment: `N = ...`, `N: int = ...`, element-wise
-    tuple unpacking `H, W = 32, 64` (both sides written out with equal length), and chained
-    `H = W = 64`, which is one constant named by its first target (the others follow it)."""
+    tuple unpacking `H, W = 32, 64` (both sides written out with equal length), chained
+    `H = W = 64`, which is one constant named by its first target (the others follow it), and
+    the elements of a written-out tuple `SHAPE = (4096, 64)`, named `SHAPE[0]`, `SHAPE[1]`."""
     if isinstance(stmt, ast.Assign) and len(stmt.targets) > 1:
         if all(isinstance(t, ast.Name) for t in stmt.targets):
             return [(stmt.targets[0].id, stmt.value)]  # type: ignore[attr-defined]
     elif isinstance(stmt, ast.Assign):
         target = stmt.targets[0]
+        if isinstance(target, ast.Name) and isinstance(stmt.value, (ast.Tuple, ast.List)):
+            elements = [(f"{target.id}[{i}]", v) for i, v in enumerate(stmt.value.elts)]
+            return [(target.id, stmt.value), *elements]
         if isinstance(target, ast.Name):
             return [(target.id, stmt.value)]
         if (
@@ -51,8 +55,8 @@ def _assigned_values(stmt: ast.stmt) -> list[tuple[str, ast.expr]]:
 
 
 def integer_constants(source: str) -> dict[str, int]:
-    """Top-level `NAME = <integer literal expression>` assignments (including the elements of
-    `A, B = 1, 2`), in file order."""
+    """Top-level `NAME = <integer literal expression>` assignments, in file order, including the
+    elements of `A, B = 1, 2` and of `SHAPE = (4096, 64)` (keys `SHAPE[0]`, `SHAPE[1]`)."""
     found: dict[str, int] = {}
     for stmt in ast.parse(source).body:
         for name, value in _assigned_values(stmt):
