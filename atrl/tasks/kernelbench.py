@@ -14,7 +14,7 @@ import math
 import re
 from pathlib import Path
 
-from atrl.errors import TaskLoadError
+from atrl.errors import TaskLoadError, UsageError
 from atrl.tasks.resize import integer_constants
 from atrl.tasks.task import Task
 
@@ -328,6 +328,29 @@ def kernelbench_preset(task: Task, max_dim: int, max_elements: int | None = None
     """A size preset (constant name -> value) for any single-case task, capped at `max_dim`
     (see `preset_for_source`). Apply it with `task.source_at` or `resize.substitute_constants`."""
     return preset_for_source(task.source, max_dim, max_elements)
+
+
+def resolve_preset(task: Task, preset: str | None = None, max_dim: int | None = None) -> tuple[str, dict[str, int]]:
+    """The sizes to show or run a task at: (label, constant values).
+
+    `max_dim` makes a preset on the fly (`kernelbench_preset`); `preset` names one of the task's;
+    neither: `small` where the task has it, else the source as written. Raises `UsageError` for
+    both at once, an unknown preset, or resizing a multi-case task (its sizes are its cases).
+    """
+    if preset is not None and max_dim is not None:
+        raise UsageError("--preset and --max-dim both given", "pass one of them")
+    if max_dim is not None:
+        if task.multi_case:
+            raise UsageError(f"{task.id} takes its sizes from its shape cases", "drop --max-dim")
+        if max_dim < 1:
+            raise UsageError(f"--max-dim must be positive, not {max_dim}")
+        return f"max-dim {max_dim}", kernelbench_preset(task, max_dim)
+    if preset is None:
+        return ("small", task.presets["small"]) if "small" in task.presets else ("as written", {})
+    if preset not in task.presets:
+        have = ", ".join(sorted(task.presets)) or "none: its sizes are its shape cases"
+        raise UsageError(f"{task.id} has no preset {preset!r}", f"its presets: {have}")
+    return preset, task.presets[preset]
 
 
 def describe(tree: ast.Module, name: str) -> str:
