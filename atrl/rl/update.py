@@ -1,0 +1,155 @@
+"""Rows → padded tensors → model log-probs and accumulated PPO gradients, micro-batch by micro-batch.
+
+The model is any causal LM whose forward takes `input_ids` and `attention_mask` and returns
+`.logits` [B, T, V] (transformers models, with or without a peft adapter). Rows are right-padded;
+the log-prob of token p is read from the logits at p − 1, so position 0 (always prompt) has none.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import torch
+
+from atrl.rl.loss import LossStats, logprobs_from_logits, ppo_loss
+from atrl.rl.rows import Row
+
+
+@dataclass
+class LossConfig:
+    """Constants of the PPO objective (see `atrl.rl.loss.ppo_loss`)."""
+
+    clip_low: float = 0.2
+    clip_high: float = 0.28
+    kl_beta: float = 0.0
+    temperature: float = 1.0
+
+
+@dataclass
+class RowBatch:
+    """Right-padded tensors of a micro-batch, all [B, T] (T = longest row)."""
+
+    input_ids: torch.Tensor
+    attention_mask: torch.Tensor
+    loss_mask: torch.Tensor
+    advantages: torch.Tensor
+    old_logprobs: torch.Tensor
+    ref_logprobs: torch.Tensor | None
+
+
+def collate(rows: Sequence[Row], pad_id: int, device: torch.device | str = "cpu") -> RowBatch:
+    width = max(len(r.token_ids) for r in rows)
+
+    def pad(values: list, fill: float | int, dtype: torch.dtype) -> torch.Tensor:
+        return torch.tensor([v + [fill] * (width - len(v)) for v in values], dtype=dtype, device=device)
+
+    has_ref = all(r.ref_logprobs is not None for r in rows)
+    return RowBatch(
+        input_ids=pad([r.token_ids for r in rows], pad_id, torch.long),
+        attention_mask=pad([[1] * len(r.token_ids) for r in rows], 0, torch.long),
+        loss_mask=pad([r.loss_mask for r in rows], 0, torch.float32),
+        advantages=pad([r.advantages for r in rows], 0.0, torch.float32),
+        old_logprobs=pad([r.old_logprobs for r in rows], 0.0, torch.float32),
+        ref_logprobs=pad([r.ref_logprobs for r in rows], 0.0, torch.float32) if has_ref else None,  # type: ignore[misc]
+    )
+
+
+def micro_batches(rows: Sequence[Row], size: int, max_tokens: int | None = None) -> Iterator[list[Row]]:
+    """Consecutive micro-batches of at most `size` rows and, if given, `max_tokens` padded tokens."""
+    batch: list[Row] = []
+    for row in rows:
+        width = max([len(row.token_ids)] + [len(r.token_ids) for r in batch])
+        if batch and (
+            len(batch) >= size or (max_tokens is not None and width * (len(batch) + 1) > max_tokens)
+        ):
+            yield batch
+            batch = []
+        batch.append(row)
+    if batch:
+        yield batch
+
+
+def _autocast(device: torch.device, enabled: bool) -> contextlib.AbstractContextManager:
+    if enabled and device.type == "cuda":
+        return torch.autocast("cuda", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+def _forward_logprobs(
+    model: torch.nn.Module, batch: RowBatch, temperature: float
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(log-probs [B, T−1] of tokens 1…T−1, their logits [B, T−1, V])."""
+    logits = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask).logits[:, :-1]
+    return logprobs_from_logits(logits, batch.input_ids[:, 1:], temperature), logits
+
+
+@torch.no_grad()
+def row_logprobs(
+    model: torch.nn.Module,
+    rows: Sequence[Row],
+    pad_id: int,
+    temperature: float = 1.0,
+    micro_batch_size: int = 8,
+    max_tokens: int | None = None,
+    device: torch.device | str = "cpu",
+    autocast: bool = True,
+) -> list[list[float]]:
+    """Per-token log-probs [T_r] of every row under `model` (0.0 at position 0), in row order."""
+    device = torch.device(device)
+    out: list[list[float]] = []
+    for batch_rows in micro_batches(rows, micro_batch_size, max_tokens):
+        batch = collate(batch_rows, pad_id, device)
+        with _autocast(device, autocast):
+            logp, _ = _forward_logprobs(model, batch, temperature)
+        logp = logp.float().cpu()
+        for i, row in enumerate(batch_rows):
+            out.append([0.0] + logp[i, : len(row.token_ids) - 1].tolist())
+    return out
+
+
+def accumulate_gradients(
+    model: torch.nn.Module,
+    rows: Sequence[Row],
+    loss_config: LossConfig,
+    pad_id: int,
+    micro_batch_size: int = 8,
+    max_tokens: int | None = None,
+    total_tokens: int | None = None,
+    device: torch.device | str = "cpu",
+    autocast: bool = True,
+    with_entropy: bool = True,
+) -> LossStats:
+    """Backward the step's PPO loss into `.grad`, one micro-batch at a time; returns summed stats.
+
+    The loss of every micro-batch is divided by the trainable-token count of all `rows`
+    (`total_tokens`, default Σ row.num_trainable), so the accumulated gradient is that of the
+    token mean over the step whatever the micro-batch split.
+    """
+    device = torch.device(device)
+    total = total_tokens if total_tokens is not None else sum(r.num_trainable for r in rows)
+    stats = LossStats()
+    if total == 0:
+        return stats
+    for batch_rows in micro_batches(rows, micro_batch_size, max_tokens):
+        batch = collate(batch_rows, pad_id, device)
+        with _autocast(device, autocast):
+            logp, logits = _forward_logprobs(model, batch, loss_config.temperature)
+        ref = batch.ref_logprobs[:, 1:] if batch.ref_logprobs is not None else None
+        loss, batch_stats = ppo_loss(
+            logp,
+            batch.old_logprobs[:, 1:],
+            batch.advantages[:, 1:],
+            batch.loss_mask[:, 1:],
+            total,
+            clip_low=loss_config.clip_low,
+            clip_high=loss_config.clip_high,
+            ref_logprobs=ref,
+            kl_beta=loss_config.kl_beta,
+            logits=logits.detach() if with_entropy else None,
+            temperature=loss_config.temperature,
+        )
+        loss.backward()
+        stats = stats + batch_stats
+    return stats

@@ -1,0 +1,54 @@
+"""Best-so-far, segment rewards and returns against hand-computed values."""
+
+from __future__ import annotations
+
+import pytest
+
+from atrl.rl.rewards import best_so_far, segment_returns, segment_rewards, unit_of_turns, unit_returns
+
+
+def test_best_so_far_is_running_max_per_segment():
+    assert best_so_far([0.1, 0.0, 1.0, 0.5], [0, 0, 1, 2]) == [0.1, 1.0, 1.0]
+
+
+def test_best_so_far_carries_forward_through_segments_without_turns():
+    assert best_so_far([1.0], [1], num_segments=3) == [0.0, 1.0, 1.0]
+
+
+def test_best_so_far_starts_from_zero():
+    assert best_so_far([-1.0], [0]) == [0.0]
+
+
+def test_best_so_far_rejects_mismatched_lengths():
+    with pytest.raises(ValueError):
+        best_so_far([1.0, 2.0], [0])
+
+
+def test_segment_rewards_are_increments_that_sum_to_outcome():
+    r = segment_rewards([0.1, 1.0, 1.0])
+    assert r == pytest.approx([0.1, 0.9, 0.0])
+    assert sum(r) == pytest.approx(1.0)
+
+
+def test_segment_returns_discount_and_pad_with_zeros():
+    assert segment_returns([0.1, 0.9, 0.0], gamma=0.5, length=5) == pytest.approx([0.55, 0.9, 0.0, 0.0, 0.0])
+
+
+def test_segment_returns_rejects_padding_shorter_than_rewards():
+    with pytest.raises(ValueError):
+        segment_returns([1.0, 2.0], 1.0, length=1)
+
+
+def test_turn_credit_makes_every_turn_a_unit_and_trajectory_credit_one_unit():
+    assert unit_of_turns([0, 0, 1], 2, "turn") == ([0, 1, 2], 3)
+    assert unit_of_turns([0, 0, 1], 2, "trajectory") == ([0, 0, 0], 1)
+    assert unit_of_turns([0, 0, 1], 2, "segment") == ([0, 0, 1], 2)
+    with pytest.raises(ValueError):
+        unit_of_turns([0], 1, "episode")
+
+
+def test_unit_returns_per_credit_mode():
+    scores, seg = [0.1, 1.0, 0.5], [0, 0, 1]
+    assert unit_returns(scores, seg, 2, "segment", 0.5) == (1.0, pytest.approx([1.0, 0.0]))
+    assert unit_returns(scores, seg, 2, "turn", 0.5) == (1.0, pytest.approx([0.1 + 0.45, 0.9, 0.0]))
+    assert unit_returns(scores, seg, 2, "trajectory", 0.5) == (1.0, pytest.approx([1.0]))
