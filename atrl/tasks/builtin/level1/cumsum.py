@@ -3,6 +3,9 @@
 TASK = {
     "tags": ["cumulative", "cumsum"],
     "dtype": "float32",
+    # The j-th prefix sum carries j roundings of partial sums of size ~sqrt(j), so at LENGTH = 4096
+    # two correct fp32 summation orders differ by up to ~3e-4 where the prefix sum is near zero.
+    "atol": 2e-3,
     "presets": {"small": {"ROWS": 8, "LENGTH": 300}, "full": {"ROWS": 32768, "LENGTH": 4096}},
 }
 
