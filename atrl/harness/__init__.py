@@ -1,0 +1,22 @@
+"""Evaluating one candidate for one task: static checks, sandboxed workers, verdicts, score, feedback.
+
+The public surface is `Harness` (and the one-shot `evaluate`) from `atrl.harness.api`, exposed here
+lazily so that importing a submodule (a worker importing `atrl.harness.worker`) stays light.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Part of every cache key: bump it whenever a change to the harness can change a verdict.
+HARNESS_VERSION = "1"
+
+__all__ = ["HARNESS_VERSION", "Harness", "evaluate"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("Harness", "evaluate"):
+        from atrl.harness import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'atrl.harness' has no attribute {name!r}")

@@ -21,6 +21,7 @@ import atexit
 import itertools
 import os
 import queue
+import re
 import shutil
 import signal
 import socket
@@ -45,6 +46,10 @@ WORKER_START_TIMEOUT_S = 180.0  # importing torch + triton on a loaded machine
 # Names copied from the caller's environment; nothing else is (no keys, tokens, credentials).
 ENV_ALLOWLIST = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "PYTHONPATH", "LD_LIBRARY_PATH",
                  "CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES")
+# A faulthandler frame inside the candidate's module (the judge writes it as candidate_<hash>.py).
+_CANDIDATE_FRAME = re.compile(r'File "[^"]*?candidate[^"/]*\.py", line (\d+) in (\S+)')
+# Errors raised by running candidate code; one that says memory ran out is `out-of-memory`.
+_RAN_CODE_CLASSES = frozenset({"compile:error", "correctness:runtime-error", "profile:error"})
 _MEMORY_MARKERS = ("MemoryError", "can't allocate memory", "Cannot allocate memory",
                    "std::bad_alloc", "out of memory", "OutOfMemoryError")
 
@@ -93,7 +98,7 @@ class _Worker:
     reader: threading.Thread
     jobs_done: int = 0
 
-    def output_tail(self, limit: int = 1500) -> str:
+    def output_tail(self, limit: int = 6000) -> str:
         self.reader.join(timeout=1.0)  # the pipe closes when the process group is gone
         return bytes(self.output[-limit:]).decode(errors="replace").strip()
 
@@ -137,6 +142,28 @@ def _drain(stream: Any, sink: bytearray) -> None:
         if len(sink) > 2 * OUTPUT_TAIL_BYTES:
             del sink[: len(sink) - OUTPUT_TAIL_BYTES]
     stream.close()
+
+
+def crash_summary(output: str) -> tuple[str, int | None]:
+    """What a dead worker's output says about the crash, for the agent: the fatal error line and
+    the candidate's own frames (innermost first), without harness paths. Returns (text, line of
+    the candidate's innermost frame or None)."""
+    lines = output.splitlines()
+    fatal = [ln.strip() for ln in lines if ln.startswith("Fatal Python error")][:1]
+    frames: list[str] = []
+    first_line = None
+    for ln in lines:
+        match = _CANDIDATE_FRAME.search(ln)
+        if match:
+            first_line = first_line or int(match.group(1))
+            frame = f"  line {match.group(1)} in {match.group(2)}"
+            if frame not in frames:
+                frames.append(frame)
+    if fatal or frames:
+        where = ["in your code (innermost first):", *frames[:4]] if frames else []
+        return "\n".join(fatal + where), first_line
+    useful = output.split("Extension modules:")[0].strip()
+    return useful[-800:], None
 
 
 def looks_like_oom(text: str) -> bool:
@@ -272,7 +299,7 @@ class WorkerPool:
             message = worker.conn.recv()
         except (EOFError, OSError) as exc:
             self._retire(slot)
-            raise WorkerStartError(f"a worker died while starting: {worker.output_tail()}") from exc
+            raise WorkerStartError(f"a worker died while starting: {worker.output_tail()[-1500:]}") from exc
         except WorkerStartError:
             self._retire(slot)
             raise
@@ -359,7 +386,7 @@ class WorkerPool:
                 seconds[stage] = seconds.get(stage, 0.0) + time.monotonic() - stage_start
                 verdict = Verdict.from_dict(message[2])
                 verdict.stage_seconds = verdict.stage_seconds or {k: round(v, 4) for k, v in seconds.items()}
-                if verdict.error_class and verdict.error_class.endswith("runtime-error") and looks_like_oom(verdict.message):
+                if verdict.error_class in _RAN_CODE_CLASSES and looks_like_oom(verdict.message):
                     verdict.error_class = "out-of-memory"
                 return verdict, verdict.error_class != "cuda:error"
             elif kind == "failure":
@@ -382,8 +409,11 @@ class WorkerPool:
             return self._own_verdict(job, stage, "out-of-memory", f"the worker ran out of memory\n{tail}", seconds)
         how = f"was killed by {_signal_name(code)}" if code is not None and code < 0 else f"exited with status {code}"
         hint = " (possibly the system's out-of-memory killer)" if code == -signal.SIGKILL else ""
-        message = f"the worker process {how}{hint} during the {stage} stage"
-        return self._own_verdict(job, stage, "crash", f"{message}\n{tail}".strip(), seconds)
+        summary, line = crash_summary(tail)
+        message = f"the worker process {how}{hint} during the {stage} stage\n{summary}".strip()
+        verdict = self._own_verdict(job, stage, "crash", message, seconds)
+        verdict.line = line
+        return verdict
 
     def _own_verdict(self, job: Job, stage: str, error_class: str, message: str,
                      seconds: dict[str, float]) -> Verdict:

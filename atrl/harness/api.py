@@ -1,0 +1,222 @@
+"""The harness's public API: `Harness.evaluate / submit / evaluate_many`, and `evaluate`.
+
+One evaluation is the cascade of HARNESS-SPEC: extract (→ `format:no-code`) → static checks
+(first violation → its rule) → the cache → a worker running the judge (compile, correctness,
+profile) → score → feedback. Extraction and static checks are pure AST work done here in the
+caller's process; everything that executes candidate code runs in the worker pool.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future, as_completed
+from pathlib import Path
+from typing import Any
+
+from atrl.harness import HARNESS_VERSION
+from atrl.harness.cache import VerdictCache, cache_key
+from atrl.harness.failures import REWARD_HACK_RULES
+from atrl.harness.feedback import feedback_text
+from atrl.harness.pool import DEFAULT_RUNNER, StageTimeouts, WorkerPool
+from atrl.harness.score import ScoreConfig, score_verdict
+from atrl.harness.verdict import Verdict, candidate_hash
+from atrl.harness.worker import WorkerLimits
+from atrl.tasks.task import Task
+
+WORKERS_PER_GPU = 4
+Progress = Callable[[int, int, Verdict], None]
+
+
+def _visible_gpus() -> tuple[str, ...]:
+    """Device ids to hand to workers as CUDA_VISIBLE_DEVICES (respecting the caller's own)."""
+    import torch
+
+    count = torch.cuda.device_count()
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible:
+        ids = [v.strip() for v in visible.split(",") if v.strip()]
+        return tuple(ids[:count])
+    return tuple(str(i) for i in range(count))
+
+
+class Harness:
+    """Evaluates candidates for tasks on one backend, with a pool of worker processes.
+
+    backend: "auto" | "cuda" | "interpreter". workers: pool size (default: CPU cores on the
+    interpreter, `WORKERS_PER_GPU` per GPU on cuda). trials: correctness trials. timed_calls:
+    timed calls per side when profiling. preset: task size preset (default: the backend's).
+    cache_dir: verdict cache (default `$ATRL_CACHE_DIR` or `~/.cache/atrl/verdicts`);
+    use_cache=False neither reads nor writes it. stage_timeouts: seconds per stage, e.g.
+    `{"compile": 60, "correctness": 60, "profile": 120}`. compute_policy: override the tasks'
+    own ("strict" | "partial"). limits: worker resource limits. runner: the worker's job
+    function ("module:function"); only tests replace the real judge.
+    """
+
+    def __init__(self, backend: str = "auto", workers: int | None = None, trials: int = 5, timed_calls: int = 100,
+                 preset: str | None = None, cache_dir: str | Path | None = None, use_cache: bool = True,
+                 stage_timeouts: StageTimeouts | Mapping[str, float] | None = None,
+                 score_config: ScoreConfig = ScoreConfig(), compile_baseline: bool = False, *,
+                 warmup_calls: int = 10, seed: int = 0, coverage_threshold: float = 0.5,
+                 compute_policy: str | None = None, limits: WorkerLimits | None = None,
+                 runner: str = DEFAULT_RUNNER, runner_sys_path: tuple[str, ...] = ()) -> None:
+        from atrl.backends import resolve_backend
+        from atrl.harness.judge import JudgeOptions
+
+        self.backend = resolve_backend(backend)
+        self.device = self.backend.device_name()
+        self.preset = preset if preset is not None else self.backend.default_preset
+        self.gpus = _visible_gpus() if self.backend.platform == "cuda" else ()
+        self.workers = workers or (WORKERS_PER_GPU * len(self.gpus) if self.gpus else (os.cpu_count() or 1))
+        if isinstance(stage_timeouts, StageTimeouts):
+            self.stage_timeouts = stage_timeouts
+        elif stage_timeouts:
+            self.stage_timeouts = StageTimeouts.from_mapping(stage_timeouts)
+        else:
+            # on a GPU a candidate may wait for the device's timing lock while others are timed
+            waiting = max(1, -(-self.workers // max(1, len(self.gpus)))) if self.gpus else 1
+            self.stage_timeouts = StageTimeouts(profile=StageTimeouts().profile * waiting)
+        self.options = JudgeOptions(backend=self.backend.name, preset=self.preset, trials=trials,
+                                    timed_calls=timed_calls, warmup_calls=warmup_calls, seed=seed,
+                                    compile_baseline=compile_baseline, coverage_threshold=coverage_threshold,
+                                    compute_policy=compute_policy)
+        self.score_config = score_config
+        self.use_cache = use_cache
+        self.cache = VerdictCache(cache_dir)
+        self.limits = limits
+        self.runner = runner
+        self.runner_sys_path = tuple(runner_sys_path)
+        self._pool: WorkerPool | None = None
+        self._pool_lock = threading.Lock()
+        self._versions: dict[str, str] | None = None
+
+    # ---- public -------------------------------------------------------------------------
+    def evaluate(self, task: Task | str, response: str) -> Verdict:
+        """Judge one response (an LLM answer or plain source) for `task`; blocks until done."""
+        return self.submit(task, response).result()
+
+    def submit(self, task: Task | str, response: str) -> Future[Verdict]:
+        """Start judging one response; the future's result is its scored Verdict with feedback.
+        Format and static failures and cache hits complete immediately, costing no worker."""
+        task = _as_task(task)
+        done: Future[Verdict] = Future()
+        verdict, code = self._before_worker(task, response)
+        if verdict is not None:
+            done.set_result(self._finish(verdict))
+            return done
+        key = cache_key(task, self.preset, code, self.backend.name, self.device, HARNESS_VERSION,
+                        self._result_options())
+        if self.use_cache:
+            hit = self.cache.get(task.id, key)
+            if hit is not None:
+                hit.score = score_verdict(hit, self.score_config)
+                done.set_result(hit)
+                return done
+        running = self._get_pool().submit(task, code, self.options)
+        running.add_done_callback(lambda f: self._complete(f, done, task.id, key))
+        return done
+
+    def evaluate_many(self, pairs: list[tuple[Task | str, str]], progress: Progress | None = None) -> list[Verdict]:
+        """Judge many (task, response) pairs in parallel; verdicts in input order. One
+        candidate's crash or timeout never affects the others. `progress(done, total, verdict)`
+        is called in this thread as each one finishes."""
+        futures = [self.submit(task, response) for task, response in pairs]
+        index = {id(f): i for i, f in enumerate(futures)}
+        results: list[Verdict | None] = [None] * len(futures)
+        for finished, future in enumerate(as_completed(futures), start=1):
+            results[index[id(future)]] = verdict = future.result()
+            if progress is not None:
+                progress(finished, len(futures), verdict)
+        return [v for v in results if v is not None]
+
+    def close(self) -> None:
+        """Stop the worker processes (idempotent)."""
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
+
+    def __enter__(self) -> Harness:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---- the cascade --------------------------------------------------------------------
+    def _before_worker(self, task: Task, response: str) -> tuple[Verdict | None, str]:
+        """(the verdict of the extract and static stages or None when the code may run, the code)."""
+        from atrl.harness.extract import extract_code
+        from atrl.harness.static import check_static
+
+        code = extract_code(response)
+        if code is None:
+            return self._own(task, response, "format", "format:no-code",
+                             "no Python code was found: answer with one ```python block holding the module"), ""
+        policy = self.options.compute_policy or task.compute_policy
+        violations = check_static(code, compute_policy=policy, allow_torch=tuple(task.allow_torch))
+        if not violations:
+            return None, code
+        first = violations[0]
+        verdict = self._own(task, code, "static", first.rule, first.message, line=first.line)
+        verdict.reward_hack = first.rule in REWARD_HACK_RULES
+        if len(violations) > 1:
+            verdict.message += f"\n(+{len(violations) - 1} more static violation(s))"
+        return verdict, code
+
+    def _own(self, task: Task, code: str, stage: str, error_class: str, message: str,
+             line: int | None = None) -> Verdict:
+        return Verdict(task_id=task.id, candidate_hash=candidate_hash(code), backend=self.backend.name,
+                       device=self.device, stage=stage, ok=False, error_class=error_class, message=message,
+                       line=line, versions=self._backend_versions())
+
+    def _finish(self, verdict: Verdict) -> Verdict:
+        verdict.harness_version = HARNESS_VERSION
+        verdict.versions = verdict.versions or self._backend_versions()
+        verdict.score = score_verdict(verdict, self.score_config)
+        verdict.feedback = feedback_text(verdict)
+        return verdict
+
+    def _complete(self, running: Future, done: Future, task_id: str, key: str) -> None:
+        try:
+            verdict = self._finish(running.result())
+            if self.use_cache:
+                self.cache.put(task_id, key, verdict)
+        except BaseException as exc:  # noqa: BLE001 - delivered to the caller through the future
+            done.set_exception(exc)
+        else:
+            done.set_result(verdict)
+
+    def _result_options(self) -> dict[str, Any]:
+        """The judge options that change a verdict (the cache key covers them)."""
+        from dataclasses import asdict
+
+        return asdict(self.options)
+
+    def _backend_versions(self) -> dict[str, str]:
+        if self._versions is None:
+            self._versions = self.backend.versions()
+        return dict(self._versions)
+
+    def _get_pool(self) -> WorkerPool:
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = WorkerPool(
+                    self.backend.name, self.device, self.workers, backend_env=self.backend.worker_env(),
+                    gpus=self.gpus, stage_timeouts=self.stage_timeouts, limits=self.limits,
+                    runner=self.runner, sys_path=self.runner_sys_path)
+            return self._pool
+
+
+def _as_task(task: Task | str) -> Task:
+    if isinstance(task, Task):
+        return task
+    from atrl.tasks.registry import get_task
+
+    return get_task(task)
+
+
+def evaluate(task: Task | str, response: str, **harness_options: Any) -> Verdict:
+    """Judge one response with a short-lived `Harness(**harness_options)`."""
+    with Harness(**harness_options) as harness:
+        return harness.evaluate(task, response)
