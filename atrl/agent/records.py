@@ -51,6 +51,13 @@ class Segment:
     summary_fallback: bool = False  # True when the structured fallback replaced the policy's summary
     kb_text: str = ""  # knowledge-base text injected at the start of this segment
 
+    def trainable_mask(self) -> list[bool]:
+        """Per token: True where the token was sampled in this segment — its type is trainable
+        (`response`/`summary`) *and* it has a log-prob. Template scaffolding around a sampled
+        message takes the message's type but has no log-prob, and a summary carried into the next
+        segment is typed `summary` there without log-probs: neither is trained."""
+        return [t in TRAINABLE_TYPES and lp is not None for t, lp in zip(self.token_types, self.logprobs, strict=True)]
+
 
 @dataclass
 class Trajectory:
@@ -61,7 +68,7 @@ class Trajectory:
     turns: list[Turn] = field(default_factory=list)
     best_score: float = 0.0
     best_turn: int | None = None
-    stop_reason: str = ""  # "max_turns" | "max_segments" | "target_score" | "error"
+    stop_reason: str = ""  # "max_turns" | "max_segments" | "target_score" | "context_budget" | "error"
     config: dict = field(default_factory=dict)
 
     @property
