@@ -1,0 +1,73 @@
+"""Stage 2 (static): judge a candidate's source by its syntax tree alone, before anything runs.
+
+`check_static(code, compute_policy, allow_torch)` returns every `Violation` sorted by line (the harness
+reports the first). Rules are the `static:*` keys of `FAILURE_CLASSES`:
+  - structure: `ModelNew` defined, a `@triton.jit` kernel defined, a launch `kernel[grid](...)` reachable
+    from `ModelNew.forward` (`static_graph`);
+  - `static:pytorch-compute` under the `strict` policy only (`static_compute`, `static_compute_rules`,
+    allowlist in `torch_allowlist.yaml`, extended per task by `allow_torch`);
+  - the anti-cheat rules under every policy (`static_safety`).
+A syntax error is the only violation reported when the code does not parse.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from atrl.harness.static_common import Aliases, Violation, live_module, violation
+from atrl.harness.static_compute_rules import check_compute
+from atrl.harness.static_graph import ModuleIndex, reach
+from atrl.harness.static_safety import check_safety
+
+COMPUTE_POLICIES = ("strict", "partial")
+_SAFETY_FIRST = {"static:pytorch-compute": 1}  # on one line, the more specific anti-cheat rule first
+
+__all__ = ["COMPUTE_POLICIES", "Violation", "check_static"]
+
+
+def check_static(code: str, compute_policy: str = "strict", allow_torch: Iterable[str] = ()) -> list[Violation]:
+    """All static violations of `code`, sorted by line; empty when the candidate may run.
+
+    `compute_policy` is "strict" (PyTorch compute in forward rejected) or "partial" (allowed, but a
+    reachable Triton launch is still required); `allow_torch` adds task-specific torch calls to the
+    strict allowlist (formats in torch_allowlist.yaml).
+    """
+    if compute_policy not in COMPUTE_POLICIES:
+        raise ValueError(f"unknown compute policy {compute_policy!r}; expected one of {COMPUTE_POLICIES}")
+    try:
+        tree = ast.parse(code)
+    except SyntaxError as error:
+        line = error.lineno or 1
+        return [violation("static:syntax", line, f"{error.msg}", "fix the Python syntax")]
+    except ValueError as error:  # e.g. null bytes in the source
+        return [violation("static:syntax", 1, str(error), "send plain Python source")]
+    aliases = Aliases(tree)
+    found = check_safety(tree, aliases)
+    index = ModuleIndex(live_module(tree), aliases)
+    found.extend(_check_structure(index))
+    if compute_policy == "strict" and "ModelNew" in index.classes:
+        found.extend(check_compute(index, reach(index), allow_torch))
+    unique = {(v.rule, v.line, v.message): v for v in found}
+    return sorted(unique.values(), key=lambda v: (v.line, _SAFETY_FIRST.get(v.rule, 0)))
+
+
+def _check_structure(index: ModuleIndex) -> list[Violation]:
+    found: list[Violation] = []
+    if not index.kernel_nodes:
+        found.append(violation("static:no-triton-kernel", 1, "no function decorated with @triton.jit",
+                               "write the computation as a @triton.jit kernel"))
+    model = index.classes.get("ModelNew")
+    if model is None:
+        found.append(violation("static:no-modelnew", 1, "no class ModelNew",
+                               "define `class ModelNew(nn.Module)` with the reference's __init__ and forward"))
+        return found
+    if index.method("ModelNew", "forward") is None:
+        found.append(violation("static:no-launch", model.lineno, "ModelNew has no forward method",
+                               "define forward and launch your kernel from it"))
+    elif index.kernel_nodes and not reach(index).launches:
+        forward = index.method("ModelNew", "forward")
+        found.append(violation("static:no-launch", forward.lineno,  # type: ignore[union-attr]
+                               "no kernel launch `kernel[grid](...)` is reachable from ModelNew.forward",
+                               "launch your @triton.jit kernel from forward (or a helper it calls)"))
+    return found
