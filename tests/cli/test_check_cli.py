@@ -1,0 +1,60 @@
+"""`atrl check`: exit 0 when correct, 1 when not, 2 on usage errors; --json prints the Verdict."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from atrl.cli import main
+from atrl.tasks.registry import get_task
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(monkeypatch, tmp_path):
+    monkeypatch.setenv("ATRL_CACHE_DIR", str(tmp_path / "cache"))
+
+
+@pytest.fixture
+def solution_file(tmp_path):
+    path = tmp_path / "relu.py"
+    path.write_text(get_task("builtin/relu").solution)
+    return path
+
+
+def test_correct_candidate_exits_zero_and_prints_json(solution_file, capsys):
+    status = main(["check", "--task", "builtin/relu", "--candidate", str(solution_file), "--backend", "interpreter",
+                   "--trials", "2", "--json"])
+    verdict = json.loads(capsys.readouterr().out)
+    assert status == 0
+    assert verdict["ok"] is True and verdict["task_id"] == "builtin/relu" and verdict["backend"] == "interpreter"
+
+
+def test_wrong_candidate_exits_one_with_readable_output(tmp_path, capsys):
+    path = tmp_path / "empty.py"
+    path.write_text("Here is my answer: I am not sure.")
+    status = main(["check", "--task", "relu", "--candidate", str(path), "--backend", "interpreter", "--no-cache"])
+    out = capsys.readouterr().out
+    assert status == 1
+    assert "format:no-code" in out and "feedback" in out
+
+
+@pytest.mark.parametrize("args", [
+    ["--task", "builtin/relu", "--candidate", "missing-file.py"],
+    ["--task", "builtin/no_such_task", "--candidate", "{file}"],
+    ["--task", "builtin/relu", "--candidate", "{file}", "--preset", "enormous"],
+    ["--task", "builtin/relu", "--candidate", "{file}", "--backend", "tpu"],
+])
+def test_usage_errors_exit_two(args, solution_file, capsys):
+    status = main(["check", *[a.format(file=solution_file) for a in args]])
+    assert status == 2
+    assert "error:" in capsys.readouterr().err
+
+
+def test_cuda_backend_without_gpu_exits_two(solution_file, capsys):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is visible")
+    assert main(["check", "--task", "builtin/relu", "--candidate", str(solution_file), "--backend", "cuda"]) == 2
+    assert "no CUDA GPU" in capsys.readouterr().err
