@@ -120,6 +120,7 @@ def _run_stages(task: Task, code: str, options: JudgeOptions, backend, verdict: 
         load_task_module,
         seed_everything,
         torch_dtype,
+        write_candidate,
     )
 
     if backend.platform == "cuda":
@@ -135,11 +136,11 @@ def _run_stages(task: Task, code: str, options: JudgeOptions, backend, verdict: 
     except Exception as exc:  # a broken task, not the candidate: say so
         raise StageFailure("compile:error", f"the task's reference module failed to load: {exc!r}") from exc
     launch_hook.install()
-    candidate_file = None
+    candidate_file = write_candidate(code, verdict.candidate_hash)
+    state["candidate_file"] = candidate_file
     kernel_names: set[str] = set()
     try:
-        candidate_module, candidate_file = import_candidate(code, verdict.candidate_hash)
-        state["candidate_file"] = candidate_file
+        candidate_module = import_candidate(candidate_file)
         kernel_names = launch_hook.jit_function_names(candidate_module)
         reference, candidate, init_inputs = build_models(task_module, candidate_module, options.seed, dtype,
                                                          backend.device)

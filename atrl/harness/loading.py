@@ -70,17 +70,22 @@ def load_task_module(task: Task, preset: str | None) -> types.ModuleType:
     return module
 
 
-def import_candidate(code: str, tag: str) -> tuple[types.ModuleType, str]:
-    """Write `code` to `candidate_<tag>.py` in the current directory and import it."""
-    name = f"candidate_{tag}"
-    path = Path.cwd() / f"{name}.py"
+def write_candidate(code: str, tag: str) -> str:
+    """Write `code` to `candidate_<tag>.py` in the current directory; returns the file's path."""
+    path = Path.cwd() / f"candidate_{tag}.py"
     path.write_text(code)
+    return str(path)
+
+
+def import_candidate(path: str) -> types.ModuleType:
+    """Import the candidate file at `path` as a fresh module registered in `sys.modules`."""
+    name = Path(path).stem
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
-    return module, str(path)
+    return module
 
 
 def classify_compile_error(exc: BaseException, candidate_file: str | None, kernel_names: set[str]) -> StageFailure:

@@ -38,9 +38,11 @@ class TrimmedError:
     final: str
     exception: BaseException
 
+    syntax_line: int | None = None  # a SyntaxError's own line, when it is in the candidate's file
+
     @property
     def line(self) -> int | None:
-        return self.frames[-1].lineno if self.frames else None
+        return self.frames[-1].lineno if self.frames else self.syntax_line
 
     @property
     def function(self) -> str | None:
@@ -80,7 +82,10 @@ def trim_exception(exc: BaseException, candidate_file: str | None) -> TrimmedErr
         if own:
             chosen = link
             frames.extend(own)
-    return TrimmedError(frames=frames, final=_final_line(chosen), exception=chosen)
+    syntax_line = None
+    if isinstance(chosen, SyntaxError) and candidate_file and chosen.filename == candidate_file:
+        syntax_line = chosen.lineno
+    return TrimmedError(frames=frames, final=_final_line(chosen), exception=chosen, syntax_line=syntax_line)
 
 
 def is_cuda_error(exc: BaseException) -> bool:
