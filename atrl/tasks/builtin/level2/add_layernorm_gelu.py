@@ -6,14 +6,14 @@ TASK = {
     "dtype": "float32",
     "presets": {
         "small": {"ROWS": 10, "HIDDEN": 80},
-        "full": {"ROWS": 32768, "HIDDEN": 4096},
+        "full": {"ROWS": 49152, "HIDDEN": 4096},
     },
 }
 
 import torch
 import torch.nn as nn
 
-ROWS = 32768
+ROWS = 49152
 HIDDEN = 4096
 EPS = 1e-5
 

@@ -5,14 +5,14 @@ TASK = {
     "dtype": "float32",
     "presets": {
         "small": {"ROWS": 16, "COLS": 300},
-        "full": {"ROWS": 16384, "COLS": 8192},
+        "full": {"ROWS": 32768, "COLS": 8192},
     },
 }
 
 import torch
 import torch.nn as nn
 
-ROWS = 16384
+ROWS = 32768
 COLS = 8192
 SCALE = 1.5
 CLAMP_MIN = -0.1
