@@ -295,9 +295,10 @@ class ComputeChecker:
         cls = self.index.class_of.get(id(fn))
         names: set[str] = set()
         for value in self.index.attr_values(cls, attr) if cls else []:
-            for sub in ast.walk(value):
-                name = self.aliases.qualname(sub) if isinstance(sub, (ast.Name, ast.Attribute)) else None
-                if name and matches(name, "torch"):
+            callees = [sub.func for sub in ast.walk(value) if isinstance(sub, ast.Call)]
+            for sub in [value, *callees]:
+                name = self.aliases.qualname(sub)
+                if name and matches(name, "torch") and name.split(".")[-1] not in NN_CONTAINERS:
                     names.add(name)
         return names
 
