@@ -203,7 +203,23 @@ class ComputeChecker:
             cls = self.index.class_of.get(id(fn))
             method = self.index.method(cls, func.attr) if cls else None
             return [method] if method is not None else []
+        if isinstance(func, ast.Attribute) and func.attr != "__init__" and not self._super_of_torch_layer(func.value, fn) \
+                and not self.taint(func.value, self.envs.get(id(fn), {}), fn) & TENSOR:
+            # `obj.m(...)` on a non-tensor: any user method named m (a tensor's `.sum()` stays a tensor op)
+            return [m[func.attr] for m in self.index.methods.values() if func.attr in m]
         return []
+
+    def _super_of_torch_layer(self, expr: ast.expr, fn: FunctionNode) -> bool:
+        """`super()` inside a class deriving from a torch.nn layer (not nn.Module): its methods compute."""
+        if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "super"):
+            return False
+        cls = self.index.class_of.get(id(fn))
+        node = self.index.classes.get(cls) if cls else None
+        for base in node.bases if node is not None else []:
+            name = self.aliases.qualname(base)
+            if name is not None and matches(name, "torch.nn") and name.split(".")[-1] != "Module":
+                return True
+        return False
 
     def taint(self, expr: ast.expr, env: dict[str, int], fn: FunctionNode) -> int:
         """TENSOR/LAYER bits of an expression's value."""

@@ -103,7 +103,7 @@ def _check_call(ck: ComputeChecker, call: ast.Call, env: dict[str, int], fn: Fun
         return
     func_taint = ck.taint(func, env, fn)
     if isinstance(func, ast.Attribute):
-        if _is_super_call(func.value) and _has_torch_layer_base(ck, fn):
+        if ck._super_of_torch_layer(func.value, fn):
             report(call, f"`super().{func.attr}(...)` runs a torch.nn layer")
             return
         base = ck.taint(func.value, env, fn)
@@ -146,20 +146,6 @@ def _is_cast(ck: ComputeChecker, call: ast.Call, env: dict[str, int], fn: Functi
         if isinstance(arg, ast.Name) and "dtype" in arg.id.lower():
             return True
         if ck.taint(arg, env, fn) & TENSOR:
-            return True
-    return False
-
-
-def _is_super_call(expr: ast.expr) -> bool:
-    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "super"
-
-
-def _has_torch_layer_base(ck: ComputeChecker, fn: FunctionNode) -> bool:
-    cls = ck.index.class_of.get(id(fn))
-    node = ck.index.classes.get(cls) if cls else None
-    for base in node.bases if node is not None else []:
-        name = ck.aliases.qualname(base)
-        if name is not None and matches(name, "torch.nn") and name.split(".")[-1] != "Module":
             return True
     return False
 

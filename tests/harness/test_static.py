@@ -232,6 +232,64 @@ def test_allow_torch_extends_the_allowlist():
     assert rules(code, allow_torch=["torch.cat", "Tensor.clone"]) == []
 
 
+
+def _init(body: str) -> str:
+    return "class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n        " + body + "\n\n"
+
+
+DODGES = {
+    "numpy_on_tensor": (with_prelude("import numpy as np").replace("x = x.contiguous()", "x = np.exp(x)"), "np.exp"),
+    "getattr_literal_method": (with_forward_line("z = getattr(x, 'sum')()"), "getattr(x"),
+    "unbound_tensor_method": (with_forward_line("z = torch.Tensor.sum(x)"), "torch.Tensor.sum"),
+    "torch_function_passed_to_map": (with_forward_line("z = list(map(torch.relu, [x]))"), "map(torch.relu"),
+    "torch_function_stored_on_self": (
+        BASE.replace("class ModelNew(nn.Module):\n", _init("self.act = torch.relu")).replace(
+            "x = x.contiguous()", "x = self.act(x)"), "x = self.act(x)"),
+    "modulelist_of_linear_layers": (
+        BASE.replace("class ModelNew(nn.Module):\n", _init("self.ls = nn.ModuleList([nn.Linear(2, 2)])")).replace(
+            "x = x.contiguous()", "for layer in self.ls:\n            x = layer(x)"), "x = layer(x)"),
+    "parameter_arithmetic": (
+        BASE.replace("class ModelNew(nn.Module):\n", _init("self.w = nn.Parameter(torch.ones(3))")).replace(
+            "x = x.contiguous()", "x = x.contiguous() + self.w"), "+ self.w"),
+    "method_of_a_helper_class": (
+        BASE.replace("x = x.contiguous()", "x = Helper().go(x)") + "\nclass Helper:\n    def go(self, t):\n"
+        "        return t.relu()\n", "return t.relu()"),
+    "super_forward_of_an_nn_layer": (
+        HEADER + "\nclass ModelNew(nn.Linear):\n    def forward(self, x):\n        y = super().forward(x)\n"
+        "        relu_kernel[(1,)](y, y, 1, BLOCK=16)\n        return y\n", "super().forward"),
+    "host_scalar_arithmetic_on_item": (with_forward_line("s = x.item() * 2"), "x.item()"),
+    "torch_ops_namespace": (with_forward_line("z = torch.ops.aten.relu(x)"), "torch.ops"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DODGES))
+def test_compute_dodge_is_caught(name):
+    code, marker = DODGES[name]
+    assert_fires(code, "static:pytorch-compute", marker)
+
+
+def test_launch_only_in_a_nested_function_never_called_is_no_launch():
+    code = BASE.replace("relu_kernel[grid](x, y, n, BLOCK=1024)",
+                        "def never():\n            relu_kernel[grid](x, y, n, BLOCK=1024)")
+    assert_fires(code, "static:no-launch", "def forward")
+
+
+def test_kernel_held_on_self_counts_as_a_launch():
+    code = BASE.replace("class ModelNew(nn.Module):\n", _init("self.k = relu_kernel")).replace(
+        "relu_kernel[grid]", "self.k[grid]")
+    assert check_static(code) == []
+
+
+def test_module_passed_as_a_value_is_rejected():
+    code = with_prelude("import os\ndef run(m):\n    m.system('ls')\nrun(os)")
+    assert_fires(code, "static:dynamic-code", "run(os)")
+
+
+def test_context_manager_that_can_swallow_errors_is_rejected():
+    code = with_prelude("class Quiet:\n    def __exit__(self, *exc):\n        return True")
+    assert_fires(code, "static:try-except", "def __exit__")
+
+
 # --- anti-cheat rules under every policy --------------------------------------------------------------
 CASES = [
     ("static:try-except", "try:\n    import math\nexcept ImportError:\n    pass", "try:"),
