@@ -13,8 +13,8 @@ from atrl.harness.failures import FAILURE_CLASSES
 from atrl.harness.worker import GIB, WorkerLimits
 from atrl.tasks.registry import get_task
 
-TIMEOUTS = {"compile": 15, "correctness": 15, "profile": 15}
-LIMITS = WorkerLimits(address_space=3 * GIB)
+TIMEOUTS = {"compile": 20, "correctness": 20, "profile": 20}
+LIMITS = WorkerLimits(address_space=2 * GIB)  # small, so the unbounded list hits it fast
 
 
 @pytest.fixture(scope="module")
