@@ -17,7 +17,7 @@ from collections.abc import Iterable
 
 from atrl.harness.static_common import Aliases, Violation, live_module, violation
 from atrl.harness.static_compute_rules import check_compute
-from atrl.harness.static_graph import ModuleIndex, reach
+from atrl.harness.static_graph import ModuleIndex, Reach, reach
 from atrl.harness.static_safety import check_safety
 
 COMPUTE_POLICIES = ("strict", "partial")
@@ -45,14 +45,15 @@ def check_static(code: str, compute_policy: str = "strict", allow_torch: Iterabl
     aliases = Aliases(tree)
     found = check_safety(tree, aliases)
     index = ModuleIndex(live_module(tree), aliases)
-    found.extend(_check_structure(index))
+    reached = reach(index)
+    found.extend(_check_structure(index, reached))
     if compute_policy == "strict" and "ModelNew" in index.classes:
-        found.extend(check_compute(index, reach(index), allow_torch))
+        found.extend(check_compute(index, reached, allow_torch))
     unique = {(v.rule, v.line, v.message): v for v in found}
     return sorted(unique.values(), key=lambda v: (v.line, _SAFETY_FIRST.get(v.rule, 0)))
 
 
-def _check_structure(index: ModuleIndex) -> list[Violation]:
+def _check_structure(index: ModuleIndex, reached: Reach) -> list[Violation]:
     found: list[Violation] = []
     if not index.kernel_nodes:
         found.append(violation("static:no-triton-kernel", 1, "no function decorated with @triton.jit",
@@ -65,7 +66,7 @@ def _check_structure(index: ModuleIndex) -> list[Violation]:
     if index.method("ModelNew", "forward") is None:
         found.append(violation("static:no-launch", model.lineno, "ModelNew has no forward method",
                                "define forward and launch your kernel from it"))
-    elif index.kernel_nodes and not reach(index).launches:
+    elif index.kernel_nodes and not reached.launches:
         forward = index.method("ModelNew", "forward")
         found.append(violation("static:no-launch", forward.lineno,  # type: ignore[union-attr]
                                "no kernel launch `kernel[grid](...)` is reachable from ModelNew.forward",

@@ -26,8 +26,8 @@ from pathlib import Path
 import yaml
 
 from atrl.harness.static_common import matches
+from atrl.harness.static_forbidden import forbidden_rule
 from atrl.harness.static_graph import FunctionNode, ModuleIndex, Reach, _own_nodes
-from atrl.harness.static_safety import forbidden_rule
 
 TENSOR, LAYER = 1, 2
 RULE = "static:pytorch-compute"

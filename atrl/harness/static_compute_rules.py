@@ -20,8 +20,8 @@ from atrl.harness.static_compute import (
     ComputeChecker,
     load_allowlist,
 )
+from atrl.harness.static_forbidden import forbidden_rule
 from atrl.harness.static_graph import FunctionNode, ModuleIndex, Reach, _own_nodes
-from atrl.harness.static_safety import forbidden_rule
 
 _ALLOWED_COMPARISONS = (ast.Is, ast.IsNot, ast.In, ast.NotIn)
 _TENSOR_UNARY = (ast.USub, ast.UAdd, ast.Invert)
