@@ -44,8 +44,10 @@ DEFAULT_RUNNER = "atrl.harness.judge:judge"
 OUTPUT_TAIL_BYTES = 16 * 1024
 WORKER_START_TIMEOUT_S = 180.0  # importing torch + triton on a loaded machine
 # Names copied from the caller's environment; nothing else is (no keys, tokens, credentials).
+# The NVLink-multicast switches stay off in workers as everywhere on shared GPU hosts.
 ENV_ALLOWLIST = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "PYTHONPATH", "LD_LIBRARY_PATH",
-                 "CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES")
+                 "CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES", "TRITON_LIBCUDA_PATH", "TRITON_PTXAS_PATH",
+                 "NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS")
 # A faulthandler frame inside the candidate's module (the judge writes it as candidate_<hash>.py).
 _CANDIDATE_FRAME = re.compile(r'File "[^"]*?candidate[^"/]*\.py", line (\d+) in (\S+)')
 # Errors raised by running candidate code; one that says memory ran out is `out-of-memory`.
