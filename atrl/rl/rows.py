@@ -1,8 +1,8 @@
 """Token rows: one training row per segment, with a loss mask and an advantage per token.
 
 A segment is its own context, so it is its own row (ATRL-SPEC, "Compaction"). Only tokens the
-policy sampled train: the responses (`response`) and the summary the policy wrote at the end of
-the segment (`summary`); prompt, task, feedback, knowledge-base text, instructions, the carried
+policy sampled train — a trainable type (`response`, `summary`) with a recorded log-prob: the
+responses and the summary the policy wrote at the end of the segment; prompt, task, feedback, knowledge-base text, instructions, the carried
 best kernel and the summary carried in from the previous segment are masked.
 
 Per token of segment k of trajectory i (unit = segment, turn or trajectory, per `credit`):
@@ -66,16 +66,17 @@ def group_advantages(
     return get_estimator(estimator)(list(outcomes), [list(r) for r in returns], options)
 
 
+def _sampled(segment: Segment, position: int) -> bool:
+    """Sampled in this segment: a trainable type *and* a recorded log-prob. Template scaffolding
+    around a sampled message and a summary carried in from the previous segment have none."""
+    return segment.token_types[position] in TRAINABLE_TYPES and segment.logprobs[position] is not None
+
+
 def _written_summary_positions(segment: Segment) -> list[int]:
     """Positions of the summary the policy wrote at the end of this segment (not a carried one)."""
     if segment.summary_text is None:
         return []
-    first_sampled = min((i for i, t in enumerate(segment.token_types) if t == "response"), default=0)
-    positions: list[int] = []
-    for span in segment.spans:
-        if span.type == "summary" and span.start >= first_sampled:
-            positions.extend(range(span.start, span.end))
-    return positions
+    return [p for p, t in enumerate(segment.token_types) if t == "summary" and _sampled(segment, p)]
 
 
 def segment_token_advantages(
@@ -96,13 +97,12 @@ def segment_token_advantages(
             if turn.segment != k or (mask_truncated and turn.finish_reason == "length"):
                 continue
             for p in range(turn.response_start, min(turn.response_end, size)):
-                if segment.token_types[p] in TRAINABLE_TYPES:
+                if _sampled(segment, p):
                     mask[p], adv[p] = 1, float(unit_advantages[unit])
         next_unit = first_unit_of_segment.get(k + 1)
         if next_unit is not None and not segment.summary_fallback:
             for p in _written_summary_positions(segment):
-                if p < size and segment.token_types[p] in TRAINABLE_TYPES:
-                    mask[p], adv[p] = 1, gamma * float(unit_advantages[next_unit])
+                mask[p], adv[p] = 1, gamma * float(unit_advantages[next_unit])
         out.append((mask, adv))
     return out
 

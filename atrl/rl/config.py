@@ -1,0 +1,183 @@
+"""`TrainConfig`: a training run as data (one YAML file plus `--set key=value` overrides).
+
+Every field has a default and a one-line description. Unknown keys and bad values raise
+`UsageError` naming the key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from atrl.errors import UsageError
+
+
+class TrainConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
+
+    # what is trained, on what
+    model: str = Field("", description="policy spec passed to atrl.policy.load_policy (an `hf` policy)")
+    suite: str = Field("builtin", description="task suite to sample training tasks from")
+    suite_path: str | None = Field(None, description="suite checkout (kernelbench, npukernelbench)")
+    level: int | None = Field(1, description="only tasks of this level (null: all)")
+    task_ids: list[str] = Field(
+        default_factory=list, description="only these task ids (empty: the whole suite/level)"
+    )
+    reward: Literal["harness", "synthetic"] = Field(
+        "harness", description="reward source: the harness or the synthetic scorer"
+    )
+    synthetic_targets: str = Field(
+        "abcdefghijklmnopqrstuvwxyz ", description="synthetic scorer: rewarded characters"
+    )
+    synthetic_saturation: int = Field(8, ge=1, description="synthetic scorer: target characters for score 1")
+    backend: str = Field("auto", description="harness backend: auto | cuda | interpreter")
+    harness_workers: int | None = Field(
+        None, description="harness worker processes (null: the harness default)"
+    )
+    agent: dict[str, Any] = Field(
+        default_factory=dict, description="atrl.agent.AgentConfig fields (turns, budget, ...)"
+    )
+
+    # advantages
+    estimator: str = Field("atrl", description="advantage estimator: grpo | drgrpo | atrl | atrl_hybrid")
+    credit: Literal["trajectory", "segment", "turn"] = Field("segment", description="credit unit for returns")
+    gamma: float = Field(1.0, ge=0.0, le=1.0, description="discount over segments (and summary credit)")
+    omega: float = Field(1.0, description="atrl_hybrid: weight of the atrl term")
+    atrl_scale: Literal["none", "std"] = Field("none", description="atrl: divide by 1 or by the group std")
+    adv_eps: float = Field(1e-6, gt=0.0, description="added to standard deviations before dividing")
+    mask_truncated: bool = Field(False, description="mask responses cut at the token limit")
+
+    # loss
+    clip_low: float = Field(0.2, ge=0.0, description="PPO clip below 1")
+    clip_high: float = Field(0.28, ge=0.0, description="PPO clip above 1")
+    kl_beta: float = Field(0.0, ge=0.0, description="weight of the k3 KL to the reference policy (0: off)")
+
+    # optimisation
+    lr: float = Field(1e-6, gt=0.0, description="peak learning rate (AdamW)")
+    weight_decay: float = Field(0.0, ge=0.0, description="AdamW weight decay")
+    betas: tuple[float, float] = Field((0.9, 0.999), description="AdamW betas")
+    warmup_steps: int = Field(0, ge=0, description="optimizer steps of linear warm-up")
+    schedule: Literal["constant", "linear", "cosine"] = Field("constant", description="decay after warm-up")
+    min_lr_ratio: float = Field(0.0, ge=0.0, le=1.0, description="final lr / peak lr for linear and cosine")
+    grad_clip: float | None = Field(1.0, description="max global grad norm (null: no clipping)")
+    micro_batch_size: int = Field(4, ge=1, description="rows per forward/backward")
+    micro_batch_tokens: int | None = Field(None, description="cap on padded tokens per micro-batch")
+    ppo_epochs: int = Field(1, ge=1, description="optimizer steps per training step over the same rows")
+    bf16: bool = Field(True, description="bf16 autocast for forward passes on GPU")
+
+    # sampling
+    group_size: int = Field(8, ge=1, description="episodes per task per step (G)")
+    tasks_per_step: int = Field(4, ge=1, description="tasks sampled per step")
+    steps: int = Field(100, ge=1, description="training steps")
+    seed: int = Field(0, description="seeds task sampling, generation and initialisation")
+
+    # parameters
+    lora: bool = Field(False, description="train a LoRA adapter (peft) instead of all weights")
+    lora_r: int = Field(16, ge=1, description="LoRA rank")
+    lora_alpha: int = Field(32, ge=1, description="LoRA alpha")
+    lora_dropout: float = Field(0.0, ge=0.0, lt=1.0, description="LoRA dropout")
+    lora_target_modules: list[str] | str = Field("all-linear", description="modules that get adapters")
+
+    # outputs
+    out_dir: str = Field(
+        "runs/train", description="run directory: config, metrics, trajectories, checkpoints"
+    )
+    save_every: int = Field(10, ge=1, description="checkpoint every this many steps (and at the end)")
+    keep_checkpoints: int = Field(2, ge=1, description="checkpoints kept on disk (oldest deleted)")
+    tensorboard: bool = Field(False, description="also log metrics to TensorBoard (extra: tensorboard)")
+
+    @field_validator("estimator")
+    @classmethod
+    def _known_estimator(cls, value: str) -> str:
+        from atrl.rl.advantages import estimator_names
+
+        if value not in estimator_names():
+            raise ValueError(f"unknown estimator {value!r}; choose one of {', '.join(estimator_names())}")
+        return value
+
+    @field_validator("agent")
+    @classmethod
+    def _known_agent_keys(cls, value: dict[str, Any]) -> dict[str, Any]:
+        from atrl.agent.config import AgentConfig
+
+        known = {f.name for f in dataclasses.fields(AgentConfig)}
+        unknown = sorted(set(value) - known)
+        if unknown:
+            raise ValueError(f"unknown agent key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        return value
+
+    def agent_config(self, seed: int | None = None):  # -> AgentConfig
+        """The episode settings; `seed` (per step) replaces the configured one."""
+        from atrl.agent.config import AgentConfig
+
+        values = dict(self.agent)
+        if seed is not None:
+            values["seed"] = seed
+        return AgentConfig(**values)
+
+
+def _set_dotted(data: dict[str, Any], key: str, value: Any) -> None:
+    parts = key.split(".")
+    node = data
+    for part in parts[:-1]:
+        node = node.setdefault(part, {})
+        if not isinstance(node, dict):
+            raise UsageError(f"--set {key}: {part} is not a mapping", "set the whole value instead")
+    node[parts[-1]] = value
+
+
+def parse_overrides(pairs: list[str]) -> dict[str, Any]:
+    """`["lr=1e-5", "agent.max_turns=4"]` → nested dict; values are parsed as YAML scalars."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        if "=" not in pair:
+            raise UsageError(f"--set {pair!r} is not key=value", "write e.g. --set lr=1e-5")
+        key, raw = pair.split("=", 1)
+        _set_dotted(out, key.strip(), yaml.safe_load(raw) if raw.strip() else "")
+    return out
+
+
+def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def make_config(data: dict[str, Any]) -> TrainConfig:
+    """Validate a mapping into a `TrainConfig`; errors name the offending key."""
+    try:
+        return TrainConfig(**data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = ".".join(str(p) for p in first["loc"]) or "config"
+        raise UsageError(
+            f"config key {key!r}: {first['msg']}", "fix the value in the YAML file or --set"
+        ) from None
+
+
+def load_config(path: str | Path | None, overrides: list[str] | None = None, **fields: Any) -> TrainConfig:
+    """Read a YAML config, apply `key=value` overrides then explicit `fields` (e.g. out_dir)."""
+    data: dict[str, Any] = {}
+    if path is not None:
+        path = Path(path)
+        if not path.exists():
+            raise UsageError(f"config file {path} does not exist", "pass --config pointing at a YAML file")
+        loaded = yaml.safe_load(path.read_text()) or {}
+        if not isinstance(loaded, dict):
+            raise UsageError(f"{path}: the config must be a YAML mapping", "write key: value lines")
+        data = loaded
+    data = _merge(data, parse_overrides(overrides or []))
+    data = _merge(data, {k: v for k, v in fields.items() if v is not None})
+    return make_config(data)
+
+
+def save_config(config: TrainConfig, path: str | Path) -> None:
+    Path(path).write_text(yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False))

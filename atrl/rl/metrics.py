@@ -1,0 +1,114 @@
+"""Per-step training metrics: computed from trajectories, rows and loss statistics, appended to
+`metrics.jsonl` (and TensorBoard when asked)."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from atrl.agent.records import Trajectory
+from atrl.errors import UsageError
+from atrl.jsonio import Journal, read_journal
+from atrl.rl.rows import Row
+
+COMPILED_STAGES = ("correctness", "profile", "done")
+
+
+def _mean(values: Sequence[float]) -> float:
+    return statistics.fmean(values) if values else 0.0
+
+
+def rollout_metrics(trajectories: Sequence[Trajectory]) -> dict[str, float]:
+    """Reward and harness statistics of a step's episodes. Rewards are trajectory outcomes
+    (best score); rates are over all judged turns; speedup over the best turns that have one."""
+    verdicts = [t.verdict for traj in trajectories for t in traj.turns if t.verdict is not None]
+    best = [traj.best_score for traj in trajectories]
+    speedups = []
+    for traj in trajectories:
+        if traj.best_turn is not None:
+            verdict = traj.turns[traj.best_turn].verdict or {}
+            timing = verdict.get("timing") or {}
+            if timing.get("speedup") is not None:
+                speedups.append(float(timing["speedup"]))
+    return {
+        "episodes": float(len(trajectories)),
+        "reward_mean": _mean(best),
+        "reward_max": max(best, default=0.0),
+        "reward_std": statistics.pstdev(best) if len(best) > 1 else 0.0,
+        "correct_rate": _mean([1.0 if v.get("ok") else 0.0 for v in verdicts]),
+        "episode_solved_rate": _mean(
+            [1.0 if any((t.verdict or {}).get("ok") for t in traj.turns) else 0.0 for traj in trajectories]
+        ),
+        "compile_rate": _mean([1.0 if v.get("stage") in COMPILED_STAGES else 0.0 for v in verdicts]),
+        "speedup_mean": _mean(speedups),
+        "turns_per_episode": _mean([len(traj.turns) for traj in trajectories]),
+        "segments_per_episode": _mean([len(traj.segments) for traj in trajectories]),
+        "compactions_per_episode": _mean([traj.compactions for traj in trajectories]),
+        "summary_fallbacks": float(sum(s.summary_fallback for traj in trajectories for s in traj.segments)),
+        "truncated_responses": float(
+            sum(t.finish_reason == "length" for traj in trajectories for t in traj.turns)
+        ),
+    }
+
+
+def row_metrics(rows: Sequence[Row], groups: int) -> dict[str, float]:
+    """Advantage and token statistics over the trainable tokens of the step's rows."""
+    adv = [a for r in rows for a, m in zip(r.advantages, r.loss_mask, strict=True) if m]
+    return {
+        "groups": float(groups),
+        "groups_kept": float(len({r.group_id for r in rows})),
+        "rows": float(len(rows)),
+        "tokens_trainable": float(len(adv)),
+        "tokens_total": float(sum(len(r.token_ids) for r in rows)),
+        "adv_mean": _mean(adv),
+        "adv_std": statistics.pstdev(adv) if len(adv) > 1 else 0.0,
+        "adv_min": min(adv, default=0.0),
+        "adv_max": max(adv, default=0.0),
+        "adv_nonzero_fraction": _mean([1.0 if a != 0 else 0.0 for a in adv]),
+    }
+
+
+class MetricsLog:
+    """Appends one record per step to `OUT/metrics.jsonl`; mirrors scalars to TensorBoard."""
+
+    def __init__(self, out_dir: str | Path, tensorboard: bool = False, resume_step: int = 0) -> None:
+        self.path = Path(out_dir) / "metrics.jsonl"
+        _drop_records_after(self.path, resume_step)
+        self.journal = Journal(self.path)
+        self.writer = None
+        if tensorboard:
+            try:
+                from torch.utils.tensorboard import SummaryWriter
+            except ImportError as exc:
+                raise UsageError(
+                    "TensorBoard logging needs the tensorboard package",
+                    "install the extra: pip install 'atrl[tensorboard]'",
+                ) from exc
+            self.writer = SummaryWriter(str(Path(out_dir) / "tensorboard"))
+
+    def append(self, record: dict[str, Any]) -> None:
+        self.journal.append(record)
+        if self.writer is not None:
+            for key, value in record.items():
+                if isinstance(value, (int, float)) and key != "step":
+                    self.writer.add_scalar(key, value, record["step"])
+            self.writer.flush()
+
+    def close(self) -> None:
+        self.journal.close()
+        if self.writer is not None:
+            self.writer.close()
+
+
+def _drop_records_after(path: Path, step: int) -> None:
+    """On resume, forget steps past the checkpoint (they are recomputed identically)."""
+    if not path.exists():
+        return
+    kept = [r for r in read_journal(path) if r.get("step", 0) <= step]
+    path.with_suffix(".tmp").unlink(missing_ok=True)
+    with Journal(path.with_suffix(".tmp")) as journal:
+        for record in kept:
+            journal.append(record)
+    path.with_suffix(".tmp").replace(path)

@@ -1,0 +1,336 @@
+"""The training loop: sample tasks → run G episodes per task → advantages → rows → PPO update.
+
+One step, read top to bottom in `Trainer.train_step`:
+1. sample `tasks_per_step` tasks (seeded by seed and step, so a resumed run samples the same);
+2. run `group_size` episodes per task through the agent (`run_episodes`), judged by the reward
+   source (the harness, or the synthetic scorer in tests);
+3. build rows (one per segment) with the configured estimator and credit; groups without signal
+   are dropped;
+4. recompute old log-probs under the current weights (and reference log-probs when KL is on);
+5. `ppo_epochs` optimizer steps over all rows: micro-batched forward/backward with the loss
+   normalised by the step's trainable-token count, gradient clipping, AdamW, LR schedule;
+6. append metrics, save the step's trajectories, checkpoint every `save_every` steps.
+
+The model stays in eval mode throughout (no dropout), so the first epoch's ratios are exactly 1.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from atrl.agent.records import Trajectory
+from atrl.errors import UsageError
+from atrl.jsonio import Journal
+from atrl.rl.advantages import AdvantageOptions
+from atrl.rl.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from atrl.rl.config import TrainConfig, save_config
+from atrl.rl.loss import LossStats
+from atrl.rl.metrics import MetricsLog, rollout_metrics, row_metrics
+from atrl.rl.reward_source import RewardSource, SyntheticScorer
+from atrl.rl.rows import Row, build_rows
+from atrl.rl.update import LossConfig, accumulate_gradients, row_logprobs
+from atrl.tasks.task import Task
+
+
+def lr_factor(config: TrainConfig, optimizer_step: int) -> float:
+    """Multiplier of the peak LR at optimizer step `optimizer_step` (0-based): linear warm-up,
+    then constant, linear or cosine decay to `min_lr_ratio` over the run's optimizer steps."""
+    total = config.steps * config.ppo_epochs
+    if optimizer_step < config.warmup_steps:
+        return (optimizer_step + 1) / config.warmup_steps
+    if config.schedule == "constant":
+        return 1.0
+    progress = min(1.0, (optimizer_step - config.warmup_steps) / max(1, total - config.warmup_steps))
+    floor = config.min_lr_ratio
+    if config.schedule == "linear":
+        return 1.0 - (1.0 - floor) * progress
+    return floor + (1.0 - floor) * 0.5 * (1.0 + math.cos(math.pi * progress))
+
+
+class _TimedPolicy:
+    """The policy, with the seconds spent in `generate` counted (the generation phase)."""
+
+    def __init__(self, policy: Any) -> None:
+        self._policy = policy
+        self.seconds = 0.0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._policy, name)
+
+    def generate(self, requests, params):  # noqa: ANN001 - the Policy interface
+        start = time.perf_counter()
+        try:
+            return self._policy.generate(requests, params)
+        finally:
+            self.seconds += time.perf_counter() - start
+
+
+def _load_tasks(config: TrainConfig) -> list[Task]:
+    from atrl.tasks.registry import load_suite
+
+    tasks = load_suite(config.suite, config.suite_path, config.level).tasks
+    if config.task_ids:
+        wanted = set(config.task_ids)
+        tasks = [t for t in tasks if t.id in wanted]
+        missing = wanted - {t.id for t in tasks}
+        if missing:
+            raise UsageError(
+                f"config key 'task_ids': unknown task(s) {', '.join(sorted(missing))}",
+                "see `atrl tasks list`",
+            )
+    tasks = [t for t in tasks if "skipped" not in t.flags]
+    if not tasks:
+        raise UsageError(
+            f"no tasks in suite {config.suite!r} level {config.level}", "change suite, level or task_ids"
+        )
+    return tasks
+
+
+def _load_policy(spec: str, out: Path) -> Any:
+    """`tiny-random[:SEED]`: a tiny random chat model built in code (CPU tests, CI); anything
+    else goes to `atrl.policy.load_policy`."""
+    if spec == "tiny-random" or spec.startswith("tiny-random:"):
+        from atrl.policy.hf import HFPolicy
+        from atrl.rl.tiny import build_tiny_model
+
+        seed = int(spec.split(":", 1)[1]) if ":" in spec else 0
+        directory = out / "tiny-model"
+        if not (directory / "config.json").exists():
+            build_tiny_model(directory, seed)
+        return HFPolicy(directory, name=spec)
+    if not spec:
+        raise UsageError(
+            "config key 'model' is empty", "set model to a policy spec, e.g. hf:DIR or tiny-random"
+        )
+    from atrl.policy import load_policy
+
+    return load_policy(spec)
+
+
+def _make_reward_source(config: TrainConfig) -> RewardSource:
+    if config.reward == "synthetic":
+        return SyntheticScorer(config.synthetic_targets, config.synthetic_saturation)
+    from atrl.harness.api import Harness
+
+    return Harness(backend=config.backend, workers=config.harness_workers)
+
+
+def _add_lora(model: torch.nn.Module, config: TrainConfig) -> torch.nn.Module:
+    try:
+        from peft import LoraConfig, get_peft_model
+    except ImportError as exc:
+        raise UsageError("LoRA training needs peft", "install the extra: pip install 'atrl[train]'") from exc
+    lora = LoraConfig(
+        r=config.lora_r,
+        lora_alpha=config.lora_alpha,
+        lora_dropout=config.lora_dropout,
+        target_modules=config.lora_target_modules,
+        task_type="CAUSAL_LM",
+    )
+    return get_peft_model(model, lora)
+
+
+class Trainer:
+    """Trains `policy.model` in place. `policy` must expose `.model` (a causal LM) and
+    `.tokenizer` (or None) besides the `Policy` interface; by default it is
+    `load_policy(config.model)`. `tasks` and `reward_source` default to the configured suite and
+    reward. Resumes from the newest checkpoint in `config.out_dir` when there is one."""
+
+    def __init__(
+        self,
+        config: TrainConfig,
+        policy: Any | None = None,
+        reward_source: RewardSource | None = None,
+        tasks: list[Task] | None = None,
+        knowledge: Any | None = None,
+    ) -> None:
+        self.config = config
+        self.out = Path(config.out_dir)
+        self.out.mkdir(parents=True, exist_ok=True)
+        random.seed(config.seed)
+        torch.manual_seed(config.seed)
+        if policy is None:
+            policy = _load_policy(config.model, self.out)
+        if not hasattr(policy, "model"):
+            raise UsageError(f"policy {policy.name} has no model to train", "train with an `hf` policy")
+        self.policy = policy
+        self.model: torch.nn.Module = policy.model
+        if config.lora:
+            self.model = _add_lora(self.model, config)
+            policy.model = self.model
+        self.model.eval()
+        self.device = next(self.model.parameters()).device
+        tokenizer = getattr(policy, "tokenizer", None)
+        pad = getattr(tokenizer, "pad_token_id", None)
+        self.pad_id = pad if pad is not None else (getattr(tokenizer, "eos_token_id", None) or 0)
+        self.tasks = tasks if tasks is not None else _load_tasks(config)
+        self.reward_source = reward_source if reward_source is not None else _make_reward_source(config)
+        self.knowledge = knowledge
+        temperature = config.agent_config().temperature
+        self.loss_config = LossConfig(config.clip_low, config.clip_high, config.kl_beta, temperature or 1.0)
+        self.ref_model = None
+        if config.kl_beta > 0 and not config.lora:
+            self.ref_model = copy.deepcopy(self.model).requires_grad_(False)
+        trainable = [p for p in self.model.parameters() if p.requires_grad]
+        self.optimizer = torch.optim.AdamW(
+            trainable, lr=config.lr, betas=config.betas, weight_decay=config.weight_decay
+        )
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda s: lr_factor(config, s))
+        self.step = 0
+        checkpoint = latest_checkpoint(self.out)
+        if checkpoint is not None:
+            self.step = load_checkpoint(checkpoint, self.model, self.optimizer, self.scheduler)
+        save_config(config, self.out / "config.yaml")
+        self.metrics = MetricsLog(self.out, config.tensorboard, resume_step=self.step)
+
+    # -- the loop ------------------------------------------------------------------------------
+    def run(self) -> list[dict]:
+        """Train until `config.steps`; returns this call's metric records."""
+        records = []
+        try:
+            while self.step < self.config.steps:
+                records.append(self.train_step())
+        finally:
+            self.metrics.close()
+        return records
+
+    def sample_tasks(self, step: int) -> list[Task]:
+        rng = random.Random(f"{self.config.seed}:{step}")
+        k = self.config.tasks_per_step
+        if k <= len(self.tasks):
+            return rng.sample(self.tasks, k)
+        return [rng.choice(self.tasks) for _ in range(k)]
+
+    def rollout(self, step: int) -> tuple[list[Trajectory], float]:
+        """G episodes per sampled task (task-major order) and the seconds spent generating."""
+        from atrl.agent.episode import run_episodes
+
+        timed = _TimedPolicy(self.policy)
+        agent_config = self.config.agent_config(seed=self.config.seed * 100_000 + step * 1_000)
+        self.model.eval()
+        with torch.no_grad():
+            trajectories = run_episodes(
+                timed,
+                self.reward_source,
+                self.sample_tasks(step),
+                self.config.group_size,
+                agent_config,
+                self.knowledge,
+            )
+        return trajectories, timed.seconds
+
+    def rows_for(self, trajectories: list[Trajectory]) -> tuple[list[Row], int]:
+        g = self.config.group_size
+        groups = [trajectories[i : i + g] for i in range(0, len(trajectories), g)]
+        cfg = self.config
+        options = AdvantageOptions(eps=cfg.adv_eps, atrl_scale=cfg.atrl_scale, omega=cfg.omega)
+        rows = build_rows(groups, cfg.estimator, cfg.credit, cfg.gamma, options, cfg.mask_truncated)
+        return rows, len(groups)
+
+    def _score_rows(self, rows: list[Row]) -> None:
+        """Old log-probs under the current weights; reference log-probs when KL is on."""
+        cfg = self.config
+        kwargs = dict(
+            pad_id=self.pad_id,
+            temperature=self.loss_config.temperature,
+            micro_batch_size=cfg.micro_batch_size,
+            max_tokens=cfg.micro_batch_tokens,
+            device=self.device,
+            autocast=cfg.bf16,
+        )
+        for row, lps in zip(rows, row_logprobs(self.model, rows, **kwargs), strict=True):
+            row.old_logprobs = lps
+        if cfg.kl_beta > 0:
+            if self.ref_model is not None:
+                refs = row_logprobs(self.ref_model, rows, **kwargs)
+            else:
+                with self.model.disable_adapter():
+                    refs = row_logprobs(self.model, rows, **kwargs)
+            for row, lps in zip(rows, refs, strict=True):
+                row.ref_logprobs = lps
+
+    def update(self, rows: list[Row]) -> tuple[LossStats, float]:
+        """`ppo_epochs` optimizer steps over the rows; returns the epochs' stats and last grad norm."""
+        cfg = self.config
+        self._score_rows(rows)
+        total = sum(r.num_trainable for r in rows)
+        stats, grad_norm = LossStats(), 0.0
+        for _ in range(cfg.ppo_epochs):
+            self.optimizer.zero_grad(set_to_none=True)
+            stats = accumulate_gradients(
+                self.model,
+                rows,
+                self.loss_config,
+                self.pad_id,
+                cfg.micro_batch_size,
+                cfg.micro_batch_tokens,
+                total,
+                self.device,
+                cfg.bf16,
+            )
+            params = [p for p in self.model.parameters() if p.grad is not None]
+            norm = torch.nn.utils.clip_grad_norm_(params, cfg.grad_clip if cfg.grad_clip else float("inf"))
+            grad_norm = float(norm)
+            self.optimizer.step()
+            self.scheduler.step()
+        return stats, grad_norm
+
+    def train_step(self) -> dict:
+        step = self.step
+        started = time.perf_counter()
+        lr = self.optimizer.param_groups[0]["lr"]
+        trajectories, generation_s = self.rollout(step)
+        rollout_s = time.perf_counter() - started
+        self._save_trajectories(step + 1, trajectories)
+        rows, groups = self.rows_for(trajectories)
+        if trajectories and not any(
+            lp is not None for traj in trajectories for seg in traj.segments for lp in seg.logprobs
+        ):
+            raise UsageError(f"policy {self.policy.name} returned no log-probs", "train with an `hf` policy")
+        update_started = time.perf_counter()
+        if rows:
+            stats, grad_norm = self.update(rows)
+        else:  # no group carried signal: nothing to learn from, the schedule still advances
+            stats, grad_norm = LossStats(), 0.0
+            for _ in range(self.config.ppo_epochs):
+                self.scheduler.step()
+        update_s = time.perf_counter() - update_started
+        self.step = step + 1
+        record: dict[str, Any] = {"step": self.step, "lr": lr}
+        record |= rollout_metrics(trajectories)
+        record |= row_metrics(rows, groups)
+        record |= stats.means()
+        record["grad_norm"] = grad_norm
+        record |= {
+            "time_generation_s": generation_s,
+            "time_evaluation_s": max(0.0, rollout_s - generation_s),
+            "time_update_s": update_s,
+            "time_step_s": time.perf_counter() - started,
+        }
+        self.metrics.append(record)
+        if self.step % self.config.save_every == 0 or self.step == self.config.steps:
+            tokenizer = getattr(self.policy, "tokenizer", None)
+            save_checkpoint(
+                self.out,
+                self.step,
+                self.model,
+                tokenizer,
+                self.optimizer,
+                self.scheduler,
+                self.config.keep_checkpoints,
+            )
+        return record
+
+    def _save_trajectories(self, step: int, trajectories: list[Trajectory]) -> None:
+        path = self.out / "trajectories" / f"step_{step:04d}.jsonl"
+        path.unlink(missing_ok=True)  # a resumed run rewrites the step it redoes
+        with Journal(path) as journal:
+            for traj in trajectories:
+                journal.append(traj)
