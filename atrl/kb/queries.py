@@ -85,8 +85,12 @@ _LINE_NOISE = re.compile(r"\b0x[0-9a-f]+\b|\b\d+(\.\d+)?(e[-+]?\d+)?\b", re.IGNO
 
 def verdict_query(verdict: Any) -> str:
     """Search text for a failed verdict: its error class (twice: it is the strongest signal),
-    stage and message (or its feedback when there is no message), numbers removed."""
+    stage and message (or its feedback when there is no message), numbers removed. The message's
+    last line (where the exception is) is repeated: the lines above are mostly the user's code."""
     error_class = getattr(verdict, "error_class", None) or ""
     message = getattr(verdict, "message", "") or getattr(verdict, "feedback", "") or ""
-    parts = [error_class, error_class, getattr(verdict, "stage", "") or "", _LINE_NOISE.sub(" ", message)]
+    lines = [line for line in message.strip().splitlines() if line.strip()]
+    last = lines[-1] if len(lines) > 1 else ""
+    parts = [error_class, error_class, getattr(verdict, "stage", "") or "", message, last, last]
+    parts = [_LINE_NOISE.sub(" ", p) for p in parts]
     return " ".join(p for p in parts if p).strip()
