@@ -36,10 +36,12 @@ def register(app: typer.Typer) -> None:
         level: int | None = typer.Option(None, help="Only tasks of this level."),
         tasks: str | None = typer.Option(None, help="Comma-separated task ids (default: a few builtin level-1 tasks)."),
         limit: int | None = typer.Option(None, help="At most this many tasks."),
+        with_solution: bool = typer.Option(False, "--with-solution", help="Only tasks with a reference solution."),
         policy: str = typer.Option("smollm2-135m", help="smollm2-135m | hf:PATH | openai:MODEL@URL | replay:FILE | reference"),
         samples: int = typer.Option(1, help="Episodes per task."),
         max_turns: int = typer.Option(2, help="Turns per episode."),
         context_budget: int = typer.Option(4096, help="Context window in the policy's tokens."),
+        turns_per_segment: int = typer.Option(4, help="Compact after this many turns in a segment."),
         max_response_tokens: int = typer.Option(512, help="Tokens per response."),
         temperature: float = typer.Option(0.7, help="Sampling temperature (0 = greedy)."),
         seed: int = typer.Option(0, help="Sampling seed."),
@@ -55,11 +57,12 @@ def register(app: typer.Typer) -> None:
         from atrl.eval.runner import run_eval
 
         explicit = [t.strip() for t in tasks.split(",") if t.strip()] if tasks else []
-        if not explicit and suite == "builtin" and level is None and limit is None:
+        if not explicit and suite == "builtin" and level is None and limit is None and not with_solution:
             explicit = list(DEFAULT_TASKS)
         config = EvalConfig(
-            suite=suite, path=str(path) if path else None, level=level, tasks=explicit, limit=limit, policy=policy,
-            samples=samples, max_turns=max_turns, context_budget=context_budget,
+            suite=suite, path=str(path) if path else None, level=level, tasks=explicit, limit=limit,
+            with_solution=with_solution, policy=policy,
+            samples=samples, max_turns=max_turns, context_budget=context_budget, turns_per_segment=turns_per_segment,
             max_response_tokens=max_response_tokens, temperature=temperature, seed=seed, kb=kb, backend=backend,
             preset=preset, trials=trials, use_cache=cache,
         )

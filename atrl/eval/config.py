@@ -23,10 +23,11 @@ class EvalConfig:
     level: int | None = None  # only tasks of this level
     tasks: list[str] = field(default_factory=list)  # task ids (or builtin names); empty = the whole selection
     limit: int | None = None  # at most this many tasks (after sorting by id)
+    with_solution: bool = False  # only tasks that ship a reference Triton solution (for the reference oracle)
     policy: str = "smollm2-135m"  # smollm2-135m | hf:PATH | openai:MODEL@URL | replay:FILE | reference
     samples: int = 1  # episodes per task
     max_turns: int = 2  # turns per episode
-    turns_per_segment: int = 0  # compact after this many turns (0 = only when the budget demands)
+    turns_per_segment: int = 4  # compact after this many turns in one segment (or earlier, when the budget demands)
     max_segments: int = 8  # segments per episode
     context_budget: int = 4096  # the policy's context window, in its tokens
     max_response_tokens: int = 512  # tokens per response
@@ -46,7 +47,7 @@ class EvalConfig:
 
     # fields that define the results: a resumed run must match them
     RESULT_FIELDS = (
-        "suite", "level", "tasks", "limit", "policy", "samples", "max_turns", "turns_per_segment",
+        "suite", "level", "tasks", "limit", "with_solution", "policy", "samples", "max_turns", "turns_per_segment",
         "max_segments", "context_budget", "max_response_tokens", "summary_tokens", "temperature",
         "top_p", "seed", "kb", "backend", "preset", "trials",
     )

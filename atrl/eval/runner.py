@@ -13,11 +13,12 @@ that were in flight.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
+from atrl.agent.config import AgentConfig
 from atrl.errors import UsageError
 from atrl.eval.config import DEFAULT_TASKS, EvalConfig
 from atrl.eval.episodes import summarize_trajectory
@@ -43,6 +44,8 @@ def select_tasks(config: EvalConfig) -> list[Task]:
         return [get_task(t if "/" in t else f"{config.suite}/{t}", config.path) for t in config.tasks]
     loaded = load_suite(config.suite, config.path, config.level)
     tasks = sorted((t for t in loaded.tasks if not t.skipped), key=lambda t: t.id)
+    if config.with_solution:
+        tasks = [t for t in tasks if t.solution is not None]
     if config.limit is not None:
         tasks = tasks[: config.limit]
     if not tasks:
@@ -55,27 +58,23 @@ def default_config() -> EvalConfig:
     return EvalConfig(tasks=list(DEFAULT_TASKS))
 
 
-def _agent_config(config: EvalConfig, platform: str, preset: str | None):
-    from atrl.agent.episode import AgentConfig
-
-    values = {
-        "max_turns": config.max_turns,
-        "turns_per_segment": config.turns_per_segment,
-        "max_segments": config.max_segments,
-        "context_budget": config.context_budget,
-        "max_response_tokens": config.max_response_tokens,
-        "summary_tokens": config.summary_tokens,
-        "target_score": config.target_score,
-        "temperature": config.temperature,
-        "top_p": config.top_p,
-        "seed": config.seed,
-        "platform": platform,
-        "preset": preset,
-        "kb": config.kb,
-        "kb_tokens": config.kb_tokens,
-    }
-    names = {f.name for f in fields(AgentConfig)}
-    return AgentConfig(**{k: v for k, v in values.items() if k in names})
+def agent_config_for(config: EvalConfig, platform: str, preset: str | None) -> AgentConfig:
+    """The agent's settings for this run."""
+    return AgentConfig(
+        max_turns=config.max_turns,
+        turns_per_segment=config.turns_per_segment,
+        max_segments=config.max_segments,
+        context_budget=config.context_budget,
+        max_response_tokens=config.max_response_tokens,
+        summary_tokens=config.summary_tokens,
+        target_score=config.target_score,
+        kb=config.kb,
+        temperature=config.temperature,
+        top_p=config.top_p,
+        seed=config.seed,
+        platform=platform,
+        preset=preset,
+    )
 
 
 def prepare_run_dir(config: EvalConfig, out: Path) -> set[tuple[str, int]]:
@@ -127,22 +126,25 @@ def run_eval(
             knowledge = KnowledgeInjector(platform=backend.platform, budget_tokens=config.kb_tokens,
                                           count_tokens=lambda text: len(policy.tokenize(text)))
         preset = config.preset or backend.default_preset
-        agent_config = _agent_config(config, backend.platform, preset)
+        agent_config = agent_config_for(config, backend.platform, preset)
         with Harness(backend=backend.name, workers=config.workers, trials=config.trials,
                      timed_calls=config.timed_calls, preset=preset, use_cache=config.use_cache) as harness, \
                 Journal(out / EPISODES_FILE) as episodes, Journal(out / TRAJECTORIES_FILE) as trajectories:
 
+            # Samples of one task are exchangeable: each finished episode takes the task's next
+            # pending sample index, so a resumed run fills exactly the missing (task, sample) keys.
+            unassigned = {task_id: list(samples) for task_id, samples in pending_samples.items()}
+
             def record(trajectory) -> None:
                 nonlocal done
-                if trajectory.sample not in pending_samples.get(trajectory.task_id, []):
-                    return
+                trajectory.sample = unassigned[trajectory.task_id].pop(0)
                 trajectories.append(trajectory)
                 episodes.append(summarize_trajectory(trajectory, levels[trajectory.task_id]))
                 done += 1
                 if on_episode:
                     on_episode(done, total)
 
-            samples = max(len(v) for v in pending_samples.values())
-            run_episodes(policy, harness, todo, samples, agent_config, knowledge=knowledge, on_trajectory=record)
+            episode_tasks = [t for t in todo for _ in pending_samples[t.id]]
+            run_episodes(policy, harness, episode_tasks, 1, agent_config, knowledge=knowledge, on_trajectory=record)
     report = write_report(out)
     return EvalResult(run_dir=out, report=report, episodes_run=done - skipped, episodes_skipped=skipped)

@@ -1,0 +1,75 @@
+"""`atrl eval` end to end on the interpreter: the reference oracle, planted failures, resume."""
+
+import json
+
+import pytest
+
+from atrl.errors import UsageError
+from atrl.eval.config import EvalConfig
+from atrl.eval.report import load_episodes
+from atrl.eval.runner import run_eval
+from atrl.jsonio import read_journal
+from atrl.tasks.registry import get_task
+
+pytestmark = pytest.mark.slow
+
+BIG = {"max_response_tokens": 4096, "context_budget": 16384}
+
+
+def _config(**kw) -> EvalConfig:
+    base = dict(backend="interpreter", trials=2, workers=2, kb=False, use_cache=False, **BIG)
+    base.update(kw)
+    return EvalConfig(**base)
+
+
+def test_reference_policy_is_correct_on_every_task_and_writes_the_run(tmp_path):
+    config = _config(policy="reference", tasks=["relu", "softmax", "matmul"], max_turns=1)
+    result = run_eval(config, tmp_path)
+    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    assert metrics["best_of_turns"]["correctness"] == 1.0
+    assert metrics["best_of_turns"]["speedup_geomean"] is None  # the interpreter never invents timing
+    assert result.episodes_run == 3
+    assert len(list(read_journal(tmp_path / "trajectories.jsonl"))) == 3
+    assert (tmp_path / "config.yaml").exists() and result.report.exists()
+
+
+def test_replay_with_planted_failures_reports_exactly_the_planted_rates(tmp_path):
+    solution = get_task("builtin/relu").solution
+    broken = solution.replace("tl.maximum(x, 0.0)", "tl.maximum(x, 0.5)")
+    lines = [
+        # relu: wrong values on turn 0, correct on turn 1 → best-of-turns correct, last-turn correct
+        {"task_id": "builtin/relu", "turn": 0, "response": f"```python\n{broken}\n```"},
+        {"task_id": "builtin/relu", "turn": 1, "response": f"```python\n{solution}\n```"},
+        # add: correct on turn 0, no code on turn 1 → best correct, last not even compiled
+        {"task_id": "builtin/add", "turn": 0, "response": "```python\n" + get_task("builtin/add").solution + "\n```"},
+        {"task_id": "builtin/add", "turn": 1, "response": "I give up."},
+        # sigmoid: never correct (no Triton kernel at all: rejected statically)
+        {"task_id": "builtin/sigmoid", "turn": 0, "response": "```python\nimport torch\nclass ModelNew(torch.nn.Module):\n"
+         "    def forward(self, x):\n        return torch.sigmoid(x)\n```"},
+        {"task_id": "builtin/sigmoid", "turn": 1, "response": "no code"},
+    ]
+    replay = tmp_path / "replay.jsonl"
+    replay.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    config = _config(policy=f"replay:{replay}", tasks=["relu", "add", "sigmoid"], max_turns=2)
+    run_eval(config, tmp_path / "run")
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    best, last = metrics["best_of_turns"], metrics["last_turn"]
+    assert best["correctness"] == pytest.approx(2 / 3)
+    assert last["correctness"] == pytest.approx(1 / 3)
+    assert last["compile_rate"] == pytest.approx(1 / 3)
+    report = (tmp_path / "run" / "report.md").read_text()
+    assert "static:no-triton-kernel" in report and "correctness:mismatch" in report
+
+
+def test_rerun_fills_only_missing_episodes_and_refuses_another_configuration(tmp_path):
+    config = _config(policy="reference", tasks=["relu", "add"], samples=2, max_turns=1)
+    run_eval(config, tmp_path)
+    episodes = tmp_path / "episodes.jsonl"
+    lines = episodes.read_text().splitlines(keepends=True)
+    episodes.write_text("".join(lines[:-1]) + lines[-1][:10])  # lose one record, leave a torn tail
+    result = run_eval(config, tmp_path)
+    assert (result.episodes_skipped, result.episodes_run) == (3, 1)
+    keys = sorted(ep.key for ep in load_episodes(tmp_path))
+    assert keys == [("builtin/add", 0), ("builtin/add", 1), ("builtin/relu", 0), ("builtin/relu", 1)]
+    with pytest.raises(UsageError, match="another configuration"):
+        run_eval(_config(policy="reference", tasks=["relu", "add"], samples=2, max_turns=3), tmp_path)
