@@ -147,3 +147,25 @@ def test_close_leaves_no_worker_processes():
     assert not any(_alive(pid) for pid in pids)
     with pytest.raises(PoolClosedError):
         pool.submit(TASK, "ok", None)
+
+
+def test_timing_lock_excludes_others_and_is_freed_when_its_holder_is_killed(tmp_path):
+    import subprocess
+    import sys
+
+    from atrl.harness.worker import DeviceTimingLock
+
+    path = str(tmp_path / "gpu0.lock")
+    holder = subprocess.Popen([sys.executable, "-c",
+                               "import sys, time\nfrom atrl.harness.worker import DeviceTimingLock\n"
+                               f"DeviceTimingLock({path!r}).acquire()\nprint('held', flush=True)\ntime.sleep(60)"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        assert not DeviceTimingLock(path).acquire(blocking=False)
+    finally:
+        holder.kill()
+        holder.wait()
+    lock = DeviceTimingLock(path)
+    assert lock.acquire(blocking=False)
+    lock.release()
