@@ -45,9 +45,11 @@ class CudaBackend(Backend):
     def versions(self) -> dict[str, str]:
         found = super().versions()
         found["cuda"] = str(torch.version.cuda)
-        get_driver = getattr(torch._C, "_cuda_getDriverVersion", None)
-        if get_driver is not None:
-            found["driver"] = str(get_driver())
+        major, minor = torch.cuda.get_device_capability(self._device)
+        found["capability"] = f"{major}.{minor}"
+        driver = _driver_version()
+        if driver:
+            found["driver"] = driver
         return found
 
     def poison_allocator(self, sizes_bytes: Sequence[int]) -> None:
@@ -69,3 +71,17 @@ class CudaBackend(Backend):
         end.record()
         end.synchronize()
         return float(start.elapsed_time(end))
+
+
+def _driver_version() -> str | None:
+    """The NVIDIA driver version through NVML (nvidia-ml-py), when that is installed."""
+    try:
+        import pynvml
+    except ImportError:
+        return None
+    try:
+        pynvml.nvmlInit()
+        version = pynvml.nvmlSystemGetDriverVersion()
+    except pynvml.NVMLError:
+        return None
+    return version.decode() if isinstance(version, bytes) else str(version)

@@ -6,7 +6,7 @@ counted. Before every candidate call the outputs it returned last time are fille
 the allocator is poisoned, so stale or uninitialised buffers fail. Inputs must be unchanged
 afterwards unless the reference itself mutates them. The `trials` regular trials draw from the
 task's `get_inputs()`; two more replace floating inputs with standard-normal draws (×1, ×10),
-skipped where the reference is not finite on them.
+skipped where the reference is not finite on them, with atol scaled by the output's magnitude.
 """
 
 from __future__ import annotations
@@ -87,6 +87,19 @@ def trial_plans(trials: int, seed: int) -> list[TrialPlan]:
     return plans
 
 
+def output_scale(output) -> float:
+    """max(1, root-mean-square of the output's finite floating values). A task's atol is set for
+    the magnitudes its own inputs give; on wide inputs outputs grow (sums by √n, products by the
+    scale squared), so the absolute tolerance of a wide trial grows with them."""
+    squares, count = 0.0, 0
+    for t in as_tensor_list(output) or []:
+        if t.is_floating_point():
+            finite = t[torch.isfinite(t)].double()
+            squares += float((finite * finite).sum())
+            count += finite.numel()
+    return max(1.0, (squares / count) ** 0.5) if count else 1.0
+
+
 def _all_finite(output) -> bool:
     tensors = as_tensor_list(output) or []
     return all(bool(torch.isfinite(t).all()) for t in tensors if t.is_floating_point())
@@ -138,8 +151,9 @@ def run_trials(task: Task, models: LoadedModels, backend: Backend, runner: Candi
                 cand_out, launches = runner(cand_inputs, sizes)
             except Exception as exc:  # the candidate's own error, reported trimmed
                 raise _runtime_failure(exc, models.candidate_file, label) from exc
+            trial_atol = atol if plan.wide_scale is None else atol * output_scale(ref64_out)
             failure = check_trial(task, inputs, cand_inputs, ref_out, cand_out, ref64_out, launches,
-                                  atol, rtol, bound, stats)
+                                  trial_atol, rtol, bound, stats)
             if failure is not None:
                 if plan.wide_scale is not None and failure.error_class in _WIDE_CLASSES:
                     failure = Mismatch("correctness:wide-inputs",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import statistics
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -56,9 +57,11 @@ def profiled_kernels(backend: Backend, fn: Callable[[], object], triton_names: s
     """Device kernels of one call of `fn`: [{"name", "ms", "share", "triton"}], longest first."""
     from torch.profiler import ProfilerActivity, profile
 
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        fn()
-        backend.synchronize()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # torch's notice that events clear per cycle
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            fn()
+            backend.synchronize()
     totals: dict[str, float] = {}
     for event in prof.key_averages():
         us = getattr(event, "self_device_time_total", None)

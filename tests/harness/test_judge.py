@@ -133,14 +133,15 @@ _broken("wrong_dtype", relu_candidate(RELU_OK, """
     return y
 """), "correctness:dtype")
 # the grid misses the tail: 4096 elements, 4 programs stepping by 1000 (each covering 1024)
-# leave elements 4024.. unwritten; the poisoned allocator makes them NaN
+# leave elements 4024.. unwritten (NaN when the CPU allocator hands back the poisoned block,
+# else stale memory: CPU poisoning is best effort)
 _broken("tail_not_written", relu_candidate(RELU_OK, """
     y = torch.empty_like(x)
     n = x.numel()
     relu_kernel[(n // 1000,)](x, y, n, BLOCK=1024)
     return y
 """).replace("offsets = tl.program_id(0) * BLOCK", "offsets = tl.program_id(0) * 1000"),
-        "correctness:nan", first_index=[4024])
+        "correctness:mismatch|correctness:nan", first_index_from=4024)
 _broken("nan_output", relu_candidate("y = tl.maximum(x, 0.0) + tl.sqrt(x * 0.0 - 1.0)"), "correctness:nan")
 _broken("stale_output_buffer", relu_candidate(RELU_OK, """
     y = torch.empty_like(x)
@@ -212,8 +213,8 @@ def test_broken_candidate_is_caught_at_its_failure_class(broken_verdicts: dict, 
         assert code.splitlines()[line - 1].strip() in verdict["message"]
     if "says" in expect:
         assert expect["says"] in verdict["message"]
-    if "first_index" in expect:
-        assert verdict["correctness"]["first_mismatch_index"] == expect["first_index"]
+    if "first_index_from" in expect:
+        assert verdict["correctness"]["first_mismatch_index"][0] >= expect["first_index_from"]
 
 
 def test_failure_messages_hold_no_harness_or_library_frames(broken_verdicts: dict) -> None:
