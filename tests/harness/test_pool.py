@@ -169,3 +169,18 @@ def test_timing_lock_excludes_others_and_is_freed_when_its_holder_is_killed(tmp_
     lock = DeviceTimingLock(path)
     assert lock.acquire(blocking=False)
     lock.release()
+
+
+def test_crash_summary_keeps_fatal_error_and_candidate_frames_only():
+    from atrl.harness.pool import crash_summary
+
+    output = ("Fatal Python error: Segmentation fault\n\nCurrent thread 0x7f (most recent call first):\n"
+              '  File "/tmp/atrl-worker-x/candidate_ab12.py", line 14 in relu_kernel\n'
+              '  File "/venv/site-packages/triton/runtime/interpreter.py", line 1200 in __call__\n'
+              '  File "/tmp/atrl-worker-x/candidate_ab12.py", line 25 in forward\n'
+              "\nExtension modules: numpy, torch._C (total: 2)\n")
+    text, line = crash_summary(output)
+    assert line == 14
+    assert text.splitlines() == ["Fatal Python error: Segmentation fault", "in your code (innermost first):",
+                                 "  line 14 in relu_kernel", "  line 25 in forward"]
+    assert crash_summary("plain output\nExtension modules: numpy") == ("plain output", None)
