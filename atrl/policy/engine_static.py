@@ -15,10 +15,12 @@ global generators are left alone. Log-probs are under `softmax(logits / temperat
 `softmax(logits)`), before top-p.
 
 Limits: decoder-only models with full attention in every layer (sliding-window layers would need
-their own masks; such models raise `UsageError` — use the "plain" engine). Rows keep decoding
-after their end-of-sequence token until every row has one (checked every `check_every` steps);
-what follows a row's first EOS is dropped. Memory: one KV cache of batch × cache-length tokens per
-kept shape (`max_states`, default 2).
+their own masks) and an attention implementation that takes 4D additive masks ("sdpa", "eager");
+other models raise `UsageError` — use the "plain" engine. Rows keep decoding after their
+end-of-sequence token until every row has one (checked every `check_every` steps); what follows a
+row's first EOS is dropped. Every step attends over the whole cache-length bucket (masked), which
+costs a little on CPU and nothing that matters next to launch overhead on a GPU. Memory: one KV
+cache of batch × cache-length tokens per kept shape (`max_states`, default 2).
 """
 
 from __future__ import annotations
@@ -82,7 +84,7 @@ class StaticCacheEngine:
         tokenizer: Any = None,
         *,
         cuda_graph: bool | None = None,
-        length_bucket: int = 256,
+        length_bucket: int = 128,
         check_every: int = 8,
         max_states: int = 2,
     ) -> None:
@@ -93,6 +95,10 @@ class StaticCacheEngine:
                 f"the static engine needs full attention in every layer; this model has {sorted(set(layer_types))}",
                 "use the 'plain' engine for it",
             )
+        attn = getattr(model.config, "_attn_implementation", None) or "sdpa"
+        if attn not in ("sdpa", "eager"):
+            raise UsageError(f"the static engine passes 4D additive masks, which attention {attn!r} does not take",
+                             "load the model with attn_implementation='sdpa' or use the 'plain' engine")
         self.model = model
         self.tokenizer = tokenizer
         self.device: torch.device = model.get_input_embeddings().weight.device

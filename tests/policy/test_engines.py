@@ -23,6 +23,15 @@ PAD = 0
 RAGGED = [[5, 6, 7, 8, 9, 10, 11], [12, 13], [14, 15, 16, 17], [20, 21, 22, 23, 24, 25, 26]]
 
 
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    # a tiny model gains nothing from threads, and on a shared CPU they make every op wait
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(scope="module")
 def model():
     cfg = transformers.LlamaConfig(
@@ -182,3 +191,8 @@ def test_static_engine_refuses_sliding_window_models():
     cfg.layer_types = ["sliding_attention", "full_attention"]
     with pytest.raises(UsageError, match="plain"):
         StaticCacheEngine(transformers.LlamaForCausalLM(cfg))
+
+
+def test_static_engine_refuses_cuda_graphs_for_a_cpu_model(model):
+    with pytest.raises(UsageError, match="cuda_graph=False"):
+        StaticCacheEngine(model, cuda_graph=True)
