@@ -179,7 +179,21 @@ _broken("error_in_forward", relu_candidate(RELU_OK, "return x.nonexistent_method
         line_of="nonexistent_method", says="nonexistent_method")
 
 
+def multi_case_task() -> Task:
+    """A ReLU task in the NPUKernelBench form: two shape cases from get_input_groups()."""
+    task = tiny_task("relu_cases", "torch.randn(N)", multi_case=True)
+    task.source += "\n\ndef get_input_groups():\n    return [[torch.randn(1024)], [torch.randn(3000)]]\n"
+    return task
+
+
+# right on the first case (1024 elements), wrong past element 2048 of the second
+_broken("wrong_on_second_case_only", relu_candidate("y = tl.where(offsets < 2048, tl.maximum(x, 0.0), x)"),
+        "correctness:mismatch", task="cases", says="case 1")
+
+
 def _task(kind: str) -> Task:
+    if kind == "cases":
+        return multi_case_task()
     if kind == "rand":
         return tiny_task("relu_rand", "torch.rand(N)")
     if kind == "loose":  # KernelBench-style fp32 tolerance 1e-2: allclose alone lets fp16 through
@@ -192,6 +206,8 @@ def broken_verdicts() -> dict[str, dict]:
     jobs = [{"name": name, "task": _task(expect["task"]), "code": code, "options": interpreter_options()}
             for name, (code, expect) in BROKEN.items()]
     jobs.append({"name": "relu_solution", "task": get_task("builtin/relu"),
+                 "code": get_task("builtin/relu").solution, "options": interpreter_options()})
+    jobs.append({"name": "relu_solution_cases", "task": multi_case_task(),
                  "code": get_task("builtin/relu").solution, "options": interpreter_options()})
     jobs.append({"name": "relu_solution_rand", "task": _task("rand"),
                  "code": get_task("builtin/relu").solution, "options": interpreter_options()})
@@ -256,6 +272,12 @@ def test_real_relu_passes_the_wide_trials_of_a_nonnegative_task(broken_verdicts:
     verdict = broken_verdicts["relu_solution_rand"]
     assert verdict["ok"], verdict["message"]
     assert verdict["correctness"]["skipped"] == []
+
+
+def test_multi_case_task_passes_when_every_case_passes(broken_verdicts: dict) -> None:
+    verdict = broken_verdicts["relu_solution_cases"]
+    assert verdict["ok"] and verdict["stage"] == "done", verdict["message"]
+    assert verdict["correctness"]["passed"] == 4
 
 
 def test_wide_trial_is_skipped_and_recorded_where_the_reference_is_not_finite() -> None:
