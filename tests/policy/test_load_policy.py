@@ -7,7 +7,7 @@ import importlib.metadata
 import pytest
 
 from atrl.errors import UsageError
-from atrl.policy import load_policy
+from atrl.policy import GenerationRequest, Message, SamplingParams, load_policy
 from atrl.policy.hf import HFPolicy
 from atrl.policy.openai import OpenAIPolicy
 from atrl.policy.replay import ReferencePolicy, ReplayPolicy
@@ -52,4 +52,7 @@ def test_default_spec_loads_smollm2_from_the_installed_gguf():
     policy = load_policy()
     assert policy.name == "smollm2-135m"
     assert sum(p.numel() for p in policy.model.parameters()) > 100_000_000
-    assert "<|im_start|>assistant" in policy.render([], add_generation_prompt=True)
+    assert policy.render([Message("user", "hi")], add_generation_prompt=True).endswith("<|im_start|>assistant\n")
+    gen = policy.generate([GenerationRequest(messages=[Message("user", "Say hi.")])],
+                          SamplingParams(temperature=0.0, max_tokens=4))[0]
+    assert len(gen.token_ids) == len(gen.logprobs) >= 1 and gen.text
