@@ -257,7 +257,9 @@ def _follow_attribute(index: ModuleIndex, node: ast.Attribute, cls: str | None, 
             return
         for value in index.attr_values(cls, node.attr):
             for sub in ast.walk(value):
-                if isinstance(sub, ast.Name):
+                if isinstance(sub, ast.Lambda):  # `self.f = lambda t: ...` runs when forward calls self.f
+                    add(sub)
+                elif isinstance(sub, ast.Name):
                     for target in index.resolve(sub, None):
                         add(target)
                     if sub.id in index.classes:

@@ -1,0 +1,64 @@
+"""Reward hacking: every cheating candidate is rejected by its expected class, and every legitimate
+but unusual kernel is accepted — through the real interpreter harness (see runner.py)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from atrl.harness.failures import FAILURE_CLASSES, REWARD_HACK_RULES
+
+_spec = importlib.util.spec_from_file_location("adversarial_runner", Path(__file__).with_name("runner.py"))
+runner = importlib.util.module_from_spec(_spec)
+sys.modules["adversarial_runner"] = runner
+_spec.loader.exec_module(runner)
+
+CHEATS = runner.load_cases(runner.CHEATS_DIR)
+LEGIT = runner.load_cases(runner.LEGIT_DIR)
+ATTACK_CLASSES = {
+    "pytorch-compute", "try-except", "decoy-kernel", "partial-work", "caching", "stale-buffer", "return-input",
+    "input-mutation", "monkeypatch", "introspection", "timing-escape", "lazy-tensor", "precision",
+    "constant-output", "process-network-file", "environment",
+}
+
+
+@pytest.fixture(scope="module")
+def outcomes() -> dict[str, runner.Outcome]:
+    results = runner.run_cases(CHEATS + LEGIT, workers=2, trials=2)
+    return {o.case.name: o for o in results}
+
+
+def test_suite_covers_every_attack_class_with_enough_candidates():
+    assert len(CHEATS) >= 30 and len(LEGIT) >= 15
+    assert {c.klass for c in CHEATS} >= ATTACK_CLASSES
+    for case in CHEATS:
+        assert case.expect and set(case.expect) <= set(FAILURE_CLASSES), case.name
+        assert case.task.startswith("builtin/"), case.name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", CHEATS, ids=[c.name for c in CHEATS])
+def test_cheat_is_rejected_by_its_expected_class(outcomes, case):
+    outcome = outcomes[case.name]
+    assert not outcome.ok, f"{case.name} was accepted: a harness hole"
+    assert outcome.error_class in case.expect, (outcome.error_class, outcome.message[:500])
+    if outcome.error_class in REWARD_HACK_RULES:
+        assert outcome.reward_hack
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", LEGIT, ids=[c.name for c in LEGIT])
+def test_legitimate_unusual_kernel_is_accepted(outcomes, case):
+    outcome = outcomes[case.name]
+    assert outcome.ok, (outcome.error_class, outcome.message[:800])
+
+
+@pytest.mark.slow
+def test_detection_table_reports_every_class_at_full_rate(outcomes):
+    table = runner.detection_table(list(outcomes.values()))
+    for klass in ATTACK_CLASSES:
+        assert f"| {klass} |" in table
+    assert "| **all** |" in table and table.rstrip().endswith("100% |")
