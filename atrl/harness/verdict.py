@@ -81,8 +81,17 @@ class Verdict:
     def from_dict(cls, data: dict) -> Verdict:
         data = dict(data)
         if data.get("correctness") is not None:
-            data["correctness"] = CorrectnessStats(**data["correctness"])
+            data["correctness"] = CorrectnessStats(**_revive_floats(data["correctness"]))
         if data.get("timing") is not None:
-            data["timing"] = Timing(**data["timing"])
+            data["timing"] = Timing(**_revive_floats(data["timing"]))
         known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in data.items() if k in known})
+
+
+_NON_FINITE = {"nan": float("nan"), "inf": float("inf"), "-inf": float("-inf")}
+
+
+def _revive_floats(values: dict) -> dict:
+    """Undo `to_jsonable`'s spelling of NaN/Inf as strings ("nan", "inf", "-inf"): a stale output
+    full of NaN gives NaN error statistics, which must stay numbers for feedback and metrics."""
+    return {k: _NON_FINITE.get(v, v) if isinstance(v, str) else v for k, v in values.items()}
