@@ -45,6 +45,10 @@ class Backend(ABC):
 
         return {"torch": torch.__version__, "triton": triton.__version__, "python": platform.python_version()}
 
+    def prepare_worker(self) -> None:
+        """Adjust the device's runtime inside a worker before any candidate runs (default: nothing)."""
+        return None
+
     def poison_allocator(self, sizes_bytes: Sequence[int]) -> None:
         """Fill memory the allocator will hand out next with NaN, so a candidate that returns an
         uninitialised `torch.empty` buffer fails instead of passing by luck. `sizes_bytes` are the

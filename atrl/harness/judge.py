@@ -136,6 +136,7 @@ def _run_stages(task: Task, code: str, options: JudgeOptions, backend, verdict: 
     except Exception as exc:  # a broken task, not the candidate: say so
         raise StageFailure("compile:error", f"the task's reference module failed to load: {exc!r}") from exc
     launch_hook.install()
+    backend.prepare_worker()
     candidate_file = write_candidate(code, verdict.candidate_hash)
     state["candidate_file"] = candidate_file
     kernel_names: set[str] = set()
