@@ -5,12 +5,15 @@ its own session (process group) and a private temporary directory as cwd. FD is 
 socket pair carrying pickled messages (`multiprocessing.connection.Connection`):
 
 parent → worker: `WorkerConfig` (first), then `("job", job_id, task, code, options)` or `("stop",)`.
-worker → parent: `("ready", pid)`, `("stage", job_id, name)` as each stage starts,
+worker → parent: `("ready", pid, isolation)` (a dict of the isolation measures in effect),
+`("stage", job_id, name)` as each stage starts,
 `("result", job_id, verdict_dict)`, or `("failure", job_id, error_class, message)` when the
 runner raised instead of returning; after a failure the worker exits (its state is suspect).
 
 Resource limits are applied to this process before anything heavy is imported, so torch and
-triton start under them too. stdout/stderr are a pipe whose tail the parent keeps.
+triton start under them too. Where the OS allows it (Linux, as root), the worker first moves
+into a new network namespace with no usable interface, so candidate code can reach no server.
+stdout/stderr are a pipe whose tail the parent keeps.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from typing import Any
 
 GIB = 1 << 30
 MIB = 1 << 20
+CLONE_NEWNET = 0x40000000  # from <sched.h>
 
 
 @dataclass(frozen=True)
@@ -57,32 +61,69 @@ class WorkerConfig:
     sys_path: tuple[str, ...] = ()  # prepended to sys.path (e.g. a test's fault-runner module)
     timing_lock_path: str | None = None  # flock file shared by the workers of one GPU
     parent_pid: int = 0
+    isolate_network: bool = True  # a new network namespace where permitted (see isolate_network)
 
 
 class DeviceTimingLock:
-    """Cross-process mutex around timing on one device, built on `flock`.
+    """Cross-process reader-writer lock on one device, built on `flock`.
 
-    A `flock` is released by the kernel when its holder dies, so a worker killed while timing
-    (timeout, crash) can never leave the device locked — a `multiprocessing.Lock` would be.
-    Usable as a context manager or with `acquire()` / `release()`.
+    Timing holds it exclusively (`acquire` / `release`, or as a context manager: the judge's
+    `timing_lock`); the other device work of a job (compile's first forward, the correctness
+    trials) holds it shared (`acquire_shared` / `release_shared`), so no other candidate's
+    kernels run on the GPU while one is being timed. A turnstile file gives timers priority:
+    a waiting timer holds it, and new shared holders pass through it, so they queue behind.
+    A `flock` is released by the kernel when its holder dies, so a worker killed mid-job
+    (timeout, crash) never leaves the device locked — a `multiprocessing.Lock` would.
     """
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self._fd: int | None = None
+        self._main: int | None = None
+        self._turnstile: int | None = None
+        self._shared = False
+
+    def _open(self) -> tuple[int, int]:
+        if self._main is None or self._turnstile is None:
+            self._main = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+            self._turnstile = os.open(self.path + ".turnstile", os.O_RDWR | os.O_CREAT, 0o600)
+        return self._main, self._turnstile
 
     def acquire(self, blocking: bool = True) -> bool:
-        if self._fd is None:
-            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        """Exclusive hold, for timing. Drops this process's shared hold first (waiting for the
+        turnstile while holding it shared would deadlock against another timer)."""
+        main, turnstile = self._open()
+        self.release_shared()
+        flags = fcntl.LOCK_EX if blocking else fcntl.LOCK_EX | fcntl.LOCK_NB
         try:
-            fcntl.flock(self._fd, fcntl.LOCK_EX if blocking else fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(turnstile, flags)
         except BlockingIOError:
+            return False
+        try:
+            fcntl.flock(main, flags)
+        except BlockingIOError:
+            fcntl.flock(turnstile, fcntl.LOCK_UN)
             return False
         return True
 
     def release(self) -> None:
-        if self._fd is not None:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
+        if self._main is not None and self._turnstile is not None:
+            fcntl.flock(self._main, fcntl.LOCK_UN)
+            fcntl.flock(self._turnstile, fcntl.LOCK_UN)
+
+    def acquire_shared(self) -> None:
+        """Shared hold for untimed device work; waits while a timer holds or awaits the device."""
+        if self._shared:
+            return
+        main, turnstile = self._open()
+        fcntl.flock(turnstile, fcntl.LOCK_EX)
+        fcntl.flock(turnstile, fcntl.LOCK_UN)
+        fcntl.flock(main, fcntl.LOCK_SH)
+        self._shared = True
+
+    def release_shared(self) -> None:
+        if self._shared and self._main is not None:
+            fcntl.flock(self._main, fcntl.LOCK_UN)
+            self._shared = False
 
     def __enter__(self) -> DeviceTimingLock:
         self.acquire()
@@ -99,6 +140,12 @@ class NoTimingLock:
         return True
 
     def release(self) -> None:
+        pass
+
+    def acquire_shared(self) -> None:
+        pass
+
+    def release_shared(self) -> None:
         pass
 
     def __enter__(self) -> NoTimingLock:
@@ -130,6 +177,28 @@ def _die_with_parent(parent_pid: int) -> None:
         os._exit(1)  # the parent died before the request above took effect
 
 
+def isolate_network() -> bool:
+    """Move this process into a new network namespace: only a loopback interface that is down, so
+    no connection to any host (this one included) can be made. Needs Linux and CAP_SYS_ADMIN
+    (root); elsewhere, or when refused (e.g. a container without the capability), nothing
+    changes. Returns whether the namespace is now in effect."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None, use_errno=True).unshare(CLONE_NEWNET) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def isolation_measures(limits: WorkerLimits, network_namespace: bool) -> dict[str, Any]:
+    """The isolation in effect in this worker, for the pool to report."""
+    return {"scrubbed_environment": True, "private_tmpdir": os.getcwd(), "network_namespace": network_namespace,
+            "address_space_bytes": limits.address_space, "file_size_bytes": limits.file_size,
+            "processes": limits.processes, "die_with_parent": sys.platform.startswith("linux")}
+
+
 def load_runner(spec: str) -> Any:
     """Resolve "module:function" to the callable."""
     module_name, _, attr = spec.partition(":")
@@ -147,6 +216,11 @@ def _run_job(conn: Connection, runner: Any, timing_lock: Any, job: tuple) -> boo
 
     def report_stage(name: str) -> None:
         current[0] = name
+        # compile and correctness run kernels too: keep them off a device that is being timed
+        if name == "profile":
+            timing_lock.release_shared()
+        else:
+            timing_lock.acquire_shared()
         conn.send(("stage", job_id, name))
 
     failure: tuple[str, str] | None = None
@@ -157,6 +231,7 @@ def _run_job(conn: Connection, runner: Any, timing_lock: Any, job: tuple) -> boo
     except BaseException as exc:  # noqa: BLE001 - SystemExit/KeyboardInterrupt from a candidate too
         tail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-3:])
         failure = (_stage_class(current[0]), f"{type(exc).__name__}: {exc}\n{tail}"[-2000:])
+    timing_lock.release_shared()
     if failure is not None:
         conn.send(("failure", job_id, failure[0], failure[1]))
         return False
@@ -170,13 +245,14 @@ def serve(conn: Connection) -> None:
     """Receive the config, apply limits, load the runner, then serve jobs until told to stop."""
     config: WorkerConfig = conn.recv()
     _die_with_parent(config.parent_pid)
+    network_namespace = config.isolate_network and isolate_network()
     apply_limits(config.limits)
     faulthandler.enable()  # a segfault leaves a Python traceback in the captured output
     for entry in reversed(config.sys_path):
         sys.path.insert(0, entry)
     runner = load_runner(config.runner)
     timing_lock = DeviceTimingLock(config.timing_lock_path) if config.timing_lock_path else NoTimingLock()
-    conn.send(("ready", os.getpid()))
+    conn.send(("ready", os.getpid(), isolation_measures(config.limits, network_namespace)))
     while True:
         try:
             message = conn.recv()

@@ -184,3 +184,44 @@ def test_crash_summary_keeps_fatal_error_and_candidate_frames_only():
     assert text.splitlines() == ["Fatal Python error: Segmentation fault", "in your code (innermost first):",
                                  "  line 14 in relu_kernel", "  line 25 in forward"]
     assert crash_summary("plain output\nExtension modules: numpy") == ("plain output", None)
+
+
+def test_timing_waits_for_shared_device_work_and_shared_work_waits_for_timing(tmp_path):
+    import threading
+
+    from atrl.harness.worker import DeviceTimingLock
+
+    path = str(tmp_path / "gpu0.lock")
+    correctness, timer = DeviceTimingLock(path), DeviceTimingLock(path)  # separate holders, as in two workers
+    correctness.acquire_shared()
+    assert not timer.acquire(blocking=False)
+    correctness.release_shared()
+    assert timer.acquire(blocking=False)
+    entered = threading.Event()
+    waiter = threading.Thread(target=lambda: (correctness.acquire_shared(), entered.set()), daemon=True)
+    waiter.start()
+    assert not entered.wait(0.5)  # no candidate runs kernels while another is timed
+    timer.release()
+    assert entered.wait(5)
+    correctness.release_shared()
+
+
+def test_a_shared_holder_that_starts_timing_drops_its_shared_hold(tmp_path):
+    from atrl.harness.worker import DeviceTimingLock
+
+    lock = DeviceTimingLock(str(tmp_path / "gpu0.lock"))
+    lock.acquire_shared()
+    with lock:  # would deadlock against a waiting timer if the shared hold were kept
+        assert not DeviceTimingLock(lock.path).acquire(blocking=False)
+    assert DeviceTimingLock(lock.path).acquire(blocking=False)
+
+
+def test_gpu_workers_share_one_device_lock_without_deadlock():
+    # gpus=("0",): both workers get the same device lock; the fake runner holds it shared through
+    # compile/correctness and exclusively while "timing", as the judge does.
+    with WorkerPool("cuda", "gpu", workers=2, runner="fault_runners:run", sys_path=(HERE,), gpus=("0",),
+                    stage_timeouts=StageTimeouts(compile=30, correctness=30, profile=30)) as pool:
+        verdicts = [f.result(timeout=120) for f in [pool.submit(TASK, "ok", None) for _ in range(12)]]
+        env = json.loads(_run(pool, "env").message)
+    assert all(v.ok for v in verdicts)
+    assert env["CUDA_VISIBLE_DEVICES"] == "0"
