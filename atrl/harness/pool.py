@@ -207,6 +207,7 @@ class WorkerPool:
         self._closed = False
         self._state_lock = threading.Lock()
         self._workers: dict[int, _Worker] = {}  # slot index -> live worker
+        self.isolation: dict[str, Any] = {}  # the measures the last started worker reported
         self._slots = [threading.Thread(target=self._serve_slot, args=(i,), daemon=True,
                                         name=f"atrl-pool-slot-{i}") for i in range(workers)]
         for thread in self._slots:
@@ -308,6 +309,7 @@ class WorkerPool:
         if message[0] != "ready":
             self._retire(slot)
             raise WorkerStartError(f"unexpected first message from a worker: {message!r}")
+        self.isolation = dict(message[2]) if len(message) > 2 else {}
         return worker
 
     def _retire(self, slot: int) -> None:
