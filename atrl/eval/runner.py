@@ -87,7 +87,32 @@ def prepare_run_dir(config: EvalConfig, out: Path) -> set[tuple[str, int]]:
     saved_path.write_text(config.dump())
     if not (out / EPISODES_FILE).exists():
         return set()
-    return {ep.key for ep in load_episodes(out)}
+    finished = {ep.key for ep in load_episodes(out)}
+    _keep_finished_trajectories(out / TRAJECTORIES_FILE, finished)
+    return finished
+
+
+def _keep_finished_trajectories(path: Path, finished: set[tuple[str, int]]) -> None:
+    """A run killed between writing an episode's trajectory and its summary leaves a trajectory
+    whose episode runs again on resume; drop such records (and any repeat) so every finished
+    (task, sample) has exactly one trajectory. Rewritten atomically, only when something goes."""
+    import os
+
+    from atrl.jsonio import dumps, read_journal
+
+    kept, seen, dropped = [], set(), False
+    for record in read_journal(path):
+        key = (record.get("task_id"), record.get("sample"))
+        if key in finished and key not in seen:
+            seen.add(key)
+            kept.append(record)
+        else:
+            dropped = True
+    if not dropped:
+        return
+    partial = path.with_suffix(".jsonl.partial")
+    partial.write_text("".join(dumps(r) + "\n" for r in kept))
+    os.replace(partial, path)
 
 
 def run_eval(
