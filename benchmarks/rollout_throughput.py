@@ -1,9 +1,10 @@
 """Rollout throughput: plain `model.generate` against the static-cache engine, side by side.
 
 For each batch size, both engines continue the same batch of one chat-templated kernel-writing
-prompt (the agent's system prompt and a PyTorch reference module; about 300 tokens with the
-SmolLM2 tokenizer) with the same sampling (temperature 1.0, top_p 1.0 by default, a different seed
-per repeat, the same seeds for both engines).
+prompt (a condensed version of the agent's system prompt and a PyTorch reference module; 323
+tokens with the SmolLM2 tokenizer) with the same sampling (temperature 1.0, top_p 1.0 by default,
+a different seed per repeat, the same seeds for both engines). "plain" is `PlainGenerateEngine`:
+`model.generate` with `output_logits` plus the log-prob gather, i.e. what a policy needs for RL.
 
 What is counted: end-of-sequence ids are ignored (`eos_token_ids=[]`), so every row generates
 exactly `--new-tokens` tokens in both engines and the work is equal; tokens/s is the number of
@@ -36,7 +37,6 @@ from typing import Any
 
 import torch
 
-from atrl.agent.prompts import system_prompt
 from atrl.policy.engines import EngineOutput, make_engine
 
 ENGINES = ("plain", "static")
@@ -46,8 +46,6 @@ import torch.nn as nn
 
 
 class Model(nn.Module):
-    """Row-wise softmax followed by a scaled residual add."""
-
     def __init__(self, scale: float = 0.5):
         super().__init__()
         self.scale = scale
@@ -66,6 +64,15 @@ def get_inputs():
 def get_init_inputs():
     return [0.5]
 '''
+
+SYSTEM_MESSAGE = (
+    "You are an expert GPU kernel engineer. You rewrite PyTorch modules as Triton kernels that run on "
+    "an NVIDIA GPU; faster kernels score higher.\n"
+    "Define `class ModelNew(nn.Module)` with the same constructor and `forward` as `Model`. All compute "
+    "happens in `@triton.jit` kernels; PyTorch only allocates and reshapes. Keep fp32 precision and mask "
+    "every size.\n"
+    "Answer with a few sentences of reasoning, then ONE ```python block with the complete module."
+)
 
 USER_MESSAGE = (
     "Task: fused softmax residual (level 1).\n"
@@ -130,7 +137,7 @@ def prompt_ids(tokenizer: Any, vocab: int) -> list[int]:
     if tokenizer is None:
         gen = torch.Generator().manual_seed(0)
         return torch.randint(1, vocab, (300,), generator=gen).tolist()
-    messages = [{"role": "system", "content": system_prompt("cuda")}, {"role": "user", "content": USER_MESSAGE}]
+    messages = [{"role": "system", "content": SYSTEM_MESSAGE}, {"role": "user", "content": USER_MESSAGE}]
     if getattr(tokenizer, "chat_template", None):
         text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
     else:
@@ -191,7 +198,7 @@ def run(args: argparse.Namespace) -> tuple[list[Row], str, int]:
 def device_name(device: torch.device) -> str:
     if device.type == "cuda":
         return torch.cuda.get_device_name(device)
-    return f"CPU ({torch.get_num_threads()} threads)"
+    return f"CPU, {torch.get_num_threads()} thread(s)"
 
 
 def table(rows: list[Row], where: str, prompt_len: int, args: argparse.Namespace) -> str:

@@ -117,9 +117,11 @@ class PlainGenerateEngine:
                 **kwargs,
             )
         new_tokens = out.sequences[:, ids.shape[1] :]
-        logits = torch.stack(out.logits, dim=1).float()  # [batch, steps, vocab]
-        logp = torch.log_softmax(logits / temperature if sample else logits, dim=-1)
-        chosen = logp.gather(-1, new_tokens[:, : logits.shape[1], None]).squeeze(-1)
+        chosen = torch.empty(new_tokens.shape, dtype=torch.float32, device=new_tokens.device)
+        for step, logits in enumerate(out.logits):  # one [batch, vocab] at a time: no batch×steps×vocab copy
+            logits = logits.float()
+            logp = torch.log_softmax(logits / temperature if sample else logits, dim=-1)
+            chosen[:, step] = logp.gather(-1, new_tokens[:, step, None]).squeeze(-1)
         rows_t, rows_lp = new_tokens.tolist(), chosen.tolist()
         return [finish_row(t, lp, eos_token_ids) for t, lp in zip(rows_t, rows_lp, strict=True)]
 
