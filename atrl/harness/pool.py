@@ -21,7 +21,6 @@ import atexit
 import itertools
 import os
 import queue
-import re
 import shutil
 import signal
 import socket
@@ -37,6 +36,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
 
+from atrl.harness.crash import RAN_CODE_CLASSES, crash_summary, looks_like_oom, signal_name
 from atrl.harness.verdict import Verdict, candidate_hash
 from atrl.harness.worker import WorkerConfig, WorkerLimits
 
@@ -48,12 +48,6 @@ WORKER_START_TIMEOUT_S = 180.0  # importing torch + triton on a loaded machine
 ENV_ALLOWLIST = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "PYTHONPATH", "LD_LIBRARY_PATH",
                  "CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES", "TRITON_LIBCUDA_PATH", "TRITON_PTXAS_PATH",
                  "NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS")
-# A faulthandler frame inside the candidate's module (the judge writes it as candidate_<hash>.py).
-_CANDIDATE_FRAME = re.compile(r'File "[^"]*?candidate[^"/]*\.py", line (\d+) in (\S+)')
-# Errors raised by running candidate code; one that says memory ran out is `out-of-memory`.
-_RAN_CODE_CLASSES = frozenset({"compile:error", "correctness:runtime-error", "profile:error"})
-_MEMORY_MARKERS = ("MemoryError", "can't allocate memory", "Cannot allocate memory",
-                   "std::bad_alloc", "out of memory", "OutOfMemoryError")
 
 
 class PoolClosedError(RuntimeError):
@@ -117,15 +111,6 @@ def scrubbed_env(tmpdir: str, backend_env: Mapping[str, str], extra: Mapping[str
     return env
 
 
-def _signal_name(returncode: int) -> str:
-    try:
-        sig = signal.Signals(-returncode)
-    except ValueError:
-        return f"signal {-returncode}"
-    description = signal.strsignal(sig) or ""
-    return f"{sig.name} ({description.lower()})" if description else sig.name
-
-
 def _kill_group(proc: subprocess.Popen) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -144,33 +129,6 @@ def _drain(stream: Any, sink: bytearray) -> None:
         if len(sink) > 2 * OUTPUT_TAIL_BYTES:
             del sink[: len(sink) - OUTPUT_TAIL_BYTES]
     stream.close()
-
-
-def crash_summary(output: str) -> tuple[str, int | None]:
-    """What a dead worker's output says about the crash, for the agent: the fatal error line and
-    the candidate's own frames (innermost first), without harness paths. Returns (text, line of
-    the candidate's innermost frame or None)."""
-    lines = output.splitlines()
-    fatal = [ln.strip() for ln in lines if ln.startswith("Fatal Python error")][:1]
-    frames: list[str] = []
-    first_line = None
-    for ln in lines:
-        match = _CANDIDATE_FRAME.search(ln)
-        if match:
-            first_line = first_line or int(match.group(1))
-            frame = f"  line {match.group(1)} in {match.group(2)}"
-            if frame not in frames:
-                frames.append(frame)
-    if fatal or frames:
-        where = ["in your code (innermost first):", *frames[:4]] if frames else []
-        return "\n".join(fatal + where), first_line
-    useful = output.split("Extension modules:")[0].strip()
-    return useful[-800:], None
-
-
-def looks_like_oom(text: str) -> bool:
-    """Whether an error message says memory ran out (Python, torch's allocators, C++)."""
-    return any(marker in text for marker in _MEMORY_MARKERS)
 
 
 class WorkerPool:
@@ -390,7 +348,7 @@ class WorkerPool:
                 seconds[stage] = seconds.get(stage, 0.0) + time.monotonic() - stage_start
                 verdict = Verdict.from_dict(message[2])
                 verdict.stage_seconds = verdict.stage_seconds or {k: round(v, 4) for k, v in seconds.items()}
-                if verdict.error_class in _RAN_CODE_CLASSES and looks_like_oom(verdict.message):
+                if verdict.error_class in RAN_CODE_CLASSES and looks_like_oom(verdict.message):
                     verdict.error_class = "out-of-memory"
                 return verdict, verdict.error_class != "cuda:error"
             elif kind == "failure":
@@ -411,7 +369,7 @@ class WorkerPool:
             raise PoolClosedError("the worker pool was closed")
         if looks_like_oom(tail):
             return self._own_verdict(job, stage, "out-of-memory", f"the worker ran out of memory\n{tail}", seconds)
-        how = f"was killed by {_signal_name(code)}" if code is not None and code < 0 else f"exited with status {code}"
+        how = f"was killed by {signal_name(code)}" if code is not None and code < 0 else f"exited with status {code}"
         hint = " (possibly the system's out-of-memory killer)" if code == -signal.SIGKILL else ""
         summary, line = crash_summary(tail)
         message = f"the worker process {how}{hint} during the {stage} stage\n{summary}".strip()

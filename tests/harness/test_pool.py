@@ -172,7 +172,7 @@ def test_timing_lock_excludes_others_and_is_freed_when_its_holder_is_killed(tmp_
 
 
 def test_crash_summary_keeps_fatal_error_and_candidate_frames_only():
-    from atrl.harness.pool import crash_summary
+    from atrl.harness.crash import crash_summary
 
     output = ("Fatal Python error: Segmentation fault\n\nCurrent thread 0x7f (most recent call first):\n"
               '  File "/tmp/atrl-worker-x/candidate_ab12.py", line 14 in relu_kernel\n'
