@@ -113,7 +113,8 @@ def _correctness_lines(verdict: Verdict) -> list[str]:
     if stats is None:
         return []
     lines = []
-    if not verdict.ok and stats.max_abs_error is not None:
+    # the judge's message often states the errors already: say them once
+    if not verdict.ok and stats.max_abs_error is not None and "max abs" not in verdict.message:
         where = f", first at index {stats.first_mismatch_index}" if stats.first_mismatch_index else ""
         share = f", {stats.mismatch_fraction:.1%} of elements differ" if stats.mismatch_fraction is not None else ""
         lines.append(f"Errors: max abs {_fmt(stats.max_abs_error)}, max rel {_fmt(stats.max_rel_error)}{share}{where}.")

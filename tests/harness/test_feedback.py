@@ -68,3 +68,10 @@ def test_reward_hack_is_named_as_such():
 def test_every_fix_hint_names_a_known_failure_class():
     assert set(FIX_HINTS) <= set(FAILURE_CLASSES)
     assert set(FAILURE_CLASSES) <= set(FIX_HINTS)
+
+
+def test_error_statistics_are_not_repeated_when_the_message_has_them():
+    verdict = _verdict(stage="correctness", ok=False, error_class="correctness:mismatch",
+                       message="seed 1: max abs error 0.5, max rel error 2",
+                       correctness=CorrectnessStats(trials=1, passed=0, max_abs_error=0.5, max_rel_error=2.0))
+    assert feedback_text(verdict).count("max abs") == 1
