@@ -64,12 +64,17 @@ def check(
 
     if not candidate.is_file():
         raise UsageError(f"candidate file {candidate} not found", "pass --candidate pointing at a Python file")
+    try:
+        source = candidate.read_text()
+    except UnicodeDecodeError:
+        raise UsageError(f"candidate file {candidate} is not UTF-8 text",
+                         "pass a Python source file or a saved LLM response") from None
     task_record = get_task(task, path)
     if preset is not None and task_record.presets and preset not in task_record.presets:
         raise UsageError(f"task {task_record.id} has no preset {preset!r}",
                          f"choose one of {', '.join(sorted(task_record.presets))}")
     with Harness(backend=backend, workers=1, trials=trials, preset=preset, use_cache=not no_cache) as harness:
-        verdict = harness.evaluate(task_record, candidate.read_text())
+        verdict = harness.evaluate(task_record, source)
     if as_json:
         typer.echo(dumps(verdict))
     else:

@@ -58,3 +58,10 @@ def test_cuda_backend_without_gpu_exits_two(solution_file, capsys):
         pytest.skip("a GPU is visible")
     assert main(["check", "--task", "builtin/relu", "--candidate", str(solution_file), "--backend", "cuda"]) == 2
     assert "no CUDA GPU" in capsys.readouterr().err
+
+
+def test_binary_candidate_file_is_a_usage_error(tmp_path, capsys):
+    path = tmp_path / "blob.py"
+    path.write_bytes(b"\xff\xfe\x00binary")
+    assert main(["check", "--task", "builtin/relu", "--candidate", str(path), "--backend", "interpreter"]) == 2
+    assert "not UTF-8" in capsys.readouterr().err
