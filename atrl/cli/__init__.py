@@ -55,22 +55,41 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         if debug:
             raise
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        from rich.markup import escape
+
+        # escaped: a message quoting user input such as `--set lr=[x` must print as written
+        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         return 2
     except typer.Exit as exc:
         return exc.exit_code
     except SystemExit as exc:  # click raises this for --help and usage errors
         return int(exc.code or 0)
     except Exception as exc:  # click usage errors
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
+        usage, abort = _click_error_types()
+        if isinstance(exc, usage):
             exc.show()
             return 2
-        if isinstance(exc, click.exceptions.Abort):
+        if isinstance(exc, abort):
             return 130
         raise
     return status if isinstance(status, int) else 0
+
+
+def _click_error_types() -> tuple[tuple[type, ...], tuple[type, ...]]:
+    """(usage-error classes, abort classes) of click and of the click copy newer typer vendors
+    as `typer._click`, whose exceptions are not click's: an unknown command must still be one line."""
+    import click
+
+    usage: list[type] = [click.exceptions.ClickException]
+    abort: list[type] = [click.exceptions.Abort]
+    try:
+        from typer._click import exceptions as vendored
+    except ImportError:
+        pass
+    else:
+        usage.append(vendored.ClickException)
+    abort.extend(cls for cls in (getattr(typer, "Abort", None),) if isinstance(cls, type))
+    return tuple(usage), tuple(abort)
 
 
 if __name__ == "__main__":

@@ -55,6 +55,10 @@ def get_task(task_id: str, path: str | Path | None = None) -> Task:
     for task in loaded.tasks:
         if task.id == task_id:
             return task
+    name = task_id.rsplit("/", 1)[-1]
+    for error in loaded.errors:  # the task's own file exists but is malformed: say what is wrong
+        if Path(error.path).stem in (name, f"{name}.solution"):
+            raise error
     import difflib
 
     close = difflib.get_close_matches(task_id, [t.id for t in loaded.tasks], n=3)
