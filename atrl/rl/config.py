@@ -130,6 +130,17 @@ def _set_dotted(data: dict[str, Any], key: str, value: Any) -> None:
     node[parts[-1]] = value
 
 
+def parse_yaml(text: str, where: str) -> Any:
+    """`text` parsed as YAML; a syntax error becomes one UsageError line naming `where` and the line."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or type(exc).__name__
+        raise UsageError(f"{where}: invalid YAML{at}: {problem}", "fix the YAML syntax") from None
+
+
 def parse_overrides(pairs: list[str]) -> dict[str, Any]:
     """`["lr=1e-5", "agent.max_turns=4"]` → nested dict; values are parsed as YAML scalars."""
     out: dict[str, Any] = {}
@@ -137,7 +148,7 @@ def parse_overrides(pairs: list[str]) -> dict[str, Any]:
         if "=" not in pair:
             raise UsageError(f"--set {pair!r} is not key=value", "write e.g. --set lr=1e-5")
         key, raw = pair.split("=", 1)
-        _set_dotted(out, key.strip(), yaml.safe_load(raw) if raw.strip() else "")
+        _set_dotted(out, key.strip(), parse_yaml(raw, f"--set {pair}") if raw.strip() else "")
     return out
 
 
@@ -170,7 +181,7 @@ def load_config(path: str | Path | None, overrides: list[str] | None = None, **f
         path = Path(path)
         if not path.exists():
             raise UsageError(f"config file {path} does not exist", "pass --config pointing at a YAML file")
-        loaded = yaml.safe_load(path.read_text()) or {}
+        loaded = parse_yaml(path.read_text(), str(path)) or {}
         if not isinstance(loaded, dict):
             raise UsageError(f"{path}: the config must be a YAML mapping", "write key: value lines")
         data = loaded
