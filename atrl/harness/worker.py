@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import faulthandler
 import fcntl
+import gc
 import importlib
 import os
 import resource
@@ -209,6 +210,16 @@ def _stage_class(stage: str) -> str:
     return "correctness:runtime-error" if stage in ("correctness", "profile") else "compile:error"
 
 
+def _release_device_memory() -> None:
+    """Return this job's cached GPU blocks to the device. Several workers share one GPU, and
+    PyTorch's caching allocator would otherwise keep each worker's largest job reserved, so
+    later large tasks in other workers fail with out-of-memory through no fault of their own."""
+    gc.collect()
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.empty_cache()
+
+
 def _run_job(conn: Connection, runner: Any, timing_lock: Any, job: tuple) -> bool:
     """Run one job and send its outcome. Returns False when the worker must exit afterwards."""
     _, job_id, task, code, options = job
@@ -232,6 +243,7 @@ def _run_job(conn: Connection, runner: Any, timing_lock: Any, job: tuple) -> boo
         tail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-3:])
         failure = (_stage_class(current[0]), f"{type(exc).__name__}: {exc}\n{tail}"[-2000:])
     timing_lock.release_shared()
+    _release_device_memory()
     if failure is not None:
         conn.send(("failure", job_id, failure[0], failure[1]))
         return False
