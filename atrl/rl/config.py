@@ -30,10 +30,8 @@ class TrainConfig(BaseModel):
     reward: Literal["harness", "synthetic"] = Field(
         "harness", description="reward source: the harness or the synthetic scorer"
     )
-    synthetic_targets: str = Field(
-        "abcdefghijklmnopqrstuvwxyz ", description="synthetic scorer: rewarded characters"
-    )
-    synthetic_saturation: int = Field(8, ge=1, description="synthetic scorer: target characters for score 1")
+    synthetic_targets: str = Field("a", description="synthetic scorer: rewarded characters")
+    synthetic_saturation: int = Field(4, ge=1, description="synthetic scorer: target characters for score 1")
     backend: str = Field("auto", description="harness backend: auto | cuda | interpreter")
     harness_workers: int | None = Field(
         None, description="harness worker processes (null: the harness default)"
