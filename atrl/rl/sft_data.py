@@ -1,0 +1,234 @@
+"""Supervised examples for the warm start: (agent prompt → assistant response) token sequences.
+
+Every example is built through the agent itself, so SFT sees exactly what the policy sees in an
+episode: `Episode` opens a segment (system prompt, knowledge-base text, task message at a size
+preset), the template's assistant header is appended, then the target response as if sampled,
+ending with the template's end-of-turn token (so the model learns to stop). `loss_mask` is the
+segment's `trainable_mask()`: exactly the response tokens and that end-of-turn token.
+
+Two sources:
+- reference solutions of training-split tasks: the response is a one-line plan, then the
+  solution in a ```python block; one example per (platform, preset, kb on/off) variant;
+- successful turns of earlier runs (rejection-sampling fine-tuning): for a turn whose verdict
+  is ok, on a training-split task, the prompt is its segment's context up to the response and
+  the target is the sampled response tokens as recorded.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from atrl.agent.config import AgentConfig
+from atrl.agent.episode import Episode
+from atrl.agent.interfaces import Knowledge
+from atrl.agent.trajectory_io import read_trajectories
+from atrl.errors import UsageError
+from atrl.policy.base import Generation
+from atrl.tasks.task import Task
+
+_KERNEL_RE = re.compile(r"@triton\.jit[^\n]*\n(?:\s*@[^\n]*\n)*\s*def\s+(\w+)")
+
+
+@dataclass
+class SftExample:
+    """One training sequence. `loss_mask[i]` is True where token i is a target token."""
+
+    task_id: str
+    source: str  # "solution" | "trajectory"
+    variant: str  # "cuda/full/kb" for solutions; "FILE:line/turn" for trajectories
+    token_ids: list[int]
+    loss_mask: list[bool]
+
+    @property
+    def num_targets(self) -> int:
+        return sum(self.loss_mask)
+
+    def record(self) -> dict:
+        """A short JSON-able description (no token ids) for `sft_data.jsonl`."""
+        return {
+            "task_id": self.task_id,
+            "source": self.source,
+            "variant": self.variant,
+            "tokens": len(self.token_ids),
+            "target_tokens": self.num_targets,
+        }
+
+
+@dataclass
+class BuildReport:
+    """Counts of what was kept and why the rest was skipped."""
+
+    kept: Counter = field(default_factory=Counter)  # by source
+    skipped: Counter = field(default_factory=Counter)  # by reason
+
+
+def plan_line(task: Task) -> str:
+    """The one-line plan that precedes a reference solution: the kernels it launches and what
+    they compute (from the task's description)."""
+    kernels = list(dict.fromkeys(_KERNEL_RE.findall(task.solution or "")))
+    what = task.description.strip().rstrip(".") or f"the {task.name} task"
+    if kernels:
+        names = ", ".join(f"`{k}`" for k in kernels)
+        count = "one Triton kernel" if len(kernels) == 1 else f"{len(kernels)} Triton kernels"
+        how = f"{count} ({names})"
+    else:
+        how = "Triton kernels"
+    return (
+        f"Plan: {how} for {what}, with masked block loads and stores; `ModelNew.forward` only "
+        "allocates outputs and launches them."
+    )
+
+
+def solution_response(task: Task) -> str:
+    """The assistant response for a task with a reference solution: plan, then the code block."""
+    if not task.solution:
+        raise ValueError(f"task {task.id} has no reference solution")
+    return f"{plan_line(task)}\n\n```python\n{task.solution.strip()}\n```"
+
+
+def _respond(episode: Episode, text: str) -> SftExample | str:
+    """Append `text` as the episode's first response; the example, or the reason it is skipped."""
+    policy, ctx = episode.policy, episode.ctx
+    ctx.open_assistant("response", turn=0)
+    ids = policy.tokenize(text) + policy.tokenize(ctx.closing_text())[:1]
+    if len(ids) > episode.config.max_response_tokens:
+        return "response_too_long"
+    ctx.add_generation(Generation(text=text, token_ids=ids, logprobs=[0.0] * len(ids)), "response", turn=0)
+    seg = ctx.segment
+    return SftExample(
+        task_id=episode.task.id,
+        source="solution",
+        variant="",
+        token_ids=list(seg.token_ids),
+        loss_mask=seg.trainable_mask(),
+    )
+
+
+def solution_examples(
+    policy: Any,
+    tasks: Iterable[Task],
+    agent: dict[str, Any],
+    platforms: Sequence[str],
+    presets: Sequence[str],
+    kb_variants: Sequence[bool],
+    knowledge_for: Callable[[str], Knowledge | None],
+    report: BuildReport,
+) -> list[SftExample]:
+    """One example per task with a solution and per (platform, preset, kb) variant, each prompt
+    built by `Episode` with `AgentConfig(**agent, platform=, preset=, kb=)`. Identical sequences
+    (e.g. kb on with no kb text) are kept once. `knowledge_for(platform)` gives the injector."""
+    examples: list[SftExample] = []
+    seen: set[tuple[int, ...]] = set()
+    for task in tasks:
+        if not task.solution:
+            report.skipped["no_solution"] += 1
+            continue
+        response = solution_response(task)
+        for platform, preset, kb in itertools.product(platforms, presets, kb_variants):
+            config = AgentConfig(**{**agent, "platform": platform, "preset": preset, "kb": kb})
+            episode = Episode(task, 0, policy, config, knowledge_for(platform) if kb else None)
+            if episode.phase == "done":
+                report.skipped["prompt_over_budget"] += 1
+                continue
+            example = _respond(episode, response)
+            if isinstance(example, str):
+                report.skipped[example] += 1
+                continue
+            key = tuple(example.token_ids)
+            if key in seen:
+                report.skipped["duplicate"] += 1
+                continue
+            seen.add(key)
+            example.variant = f"{platform}/{preset}/{'kb' if kb else 'nokb'}"
+            examples.append(example)
+            report.kept["solution"] += 1
+    return examples
+
+
+def trajectory_files(paths: Iterable[str | Path]) -> list[Path]:
+    """Trajectory journals named by the config: a `trajectories.jsonl` (or any trajectory JSONL)
+    file; an eval run's `episodes.jsonl`, meaning the `trajectories.jsonl` beside it; or a run
+    directory, meaning every `trajectories.jsonl` and `trajectories/*.jsonl` below it."""
+    files: list[Path] = []
+    for raw in paths:
+        path = Path(raw).expanduser()
+        if path.is_dir():
+            found = sorted(
+                p
+                for p in path.rglob("*.jsonl")
+                if p.name == "trajectories.jsonl" or p.parent.name == "trajectories"
+            )
+            if not found:
+                raise UsageError(
+                    f"no trajectory files under {path}", "name a run directory of `atrl eval` or `atrl train`"
+                )
+            files += found
+            continue
+        if path.name == "episodes.jsonl":
+            path = path.with_name("trajectories.jsonl")
+        if not path.is_file():
+            raise UsageError(
+                f"trajectory file {path} does not exist", "fix the `trajectories` list of the config"
+            )
+        files.append(path)
+    return files
+
+
+def _decodes_to(policy: Any, ids: list[int], text: str) -> bool:
+    """The recorded tokens decode to the recorded response: they are this policy's tokens."""
+    vocab = len(policy.tokenizer) if getattr(policy, "tokenizer", None) is not None else None
+    if vocab is not None and any(i < 0 or i >= vocab for i in ids):
+        return False
+    return text.strip() in policy.detokenize(ids)
+
+
+def trajectory_examples(
+    policy: Any,
+    paths: Iterable[str | Path],
+    train_ids: set[str],
+    report: BuildReport,
+    max_per_task: int | None = None,
+) -> list[SftExample]:
+    """Examples from the ok turns of recorded trajectories of training-split tasks. Turns of
+    other tasks, turns whose tokens are not this policy's, and repeats of a response already
+    kept for the task are skipped; at most `max_per_task` per task when given."""
+    examples: list[SftExample] = []
+    per_task: Counter = Counter()
+    seen: set[tuple[str, str]] = set()
+    for path in trajectory_files(paths):
+        for line, traj in enumerate(read_trajectories(path), start=1):
+            for turn in traj.turns:
+                if not (turn.verdict or {}).get("ok"):
+                    continue
+                if traj.task_id not in train_ids:
+                    report.skipped["not_training_task"] += 1
+                    continue
+                seg = traj.segments[turn.segment]
+                target = seg.token_ids[turn.response_start : turn.response_end]
+                if not target or not _decodes_to(policy, target, turn.response_text):
+                    report.skipped["other_tokenizer"] += 1
+                    continue
+                key = (traj.task_id, turn.response_text.strip())
+                if key in seen or (max_per_task is not None and per_task[traj.task_id] >= max_per_task):
+                    report.skipped["duplicate_or_over_cap"] += 1
+                    continue
+                seen.add(key)
+                per_task[traj.task_id] += 1
+                mask = [turn.response_start <= i for i in range(turn.response_end)]
+                examples.append(
+                    SftExample(
+                        task_id=traj.task_id,
+                        source="trajectory",
+                        variant=f"{path.name}:{line}/turn{turn.index}",
+                        token_ids=list(seg.token_ids[: turn.response_end]),
+                        loss_mask=mask,
+                    )
+                )
+                report.kept["trajectory"] += 1
+    return examples
