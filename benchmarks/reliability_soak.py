@@ -141,7 +141,8 @@ def run_soak(n: int, workers: int, backend: str, faulty: float, trials: int, tim
 
     def progress(done: int, total: int, verdict) -> None:
         if done == 1:
-            samples.append(sample("start (first verdict)", harness))
+            # evaluate_many reports only after every job is submitted (static checks run then)
+            samples.append(sample("first verdict reported", harness))
         elif done == total // 2:
             samples.append(sample("middle", harness))
         elif done == total:
@@ -149,6 +150,7 @@ def run_soak(n: int, workers: int, backend: str, faulty: float, trials: int, tim
         if done % 50 == 0:
             print(f"{done}/{total} verdicts, {time.monotonic() - start:.0f} s", file=sys.stderr, flush=True)
 
+    samples.append(sample("before (no worker yet)", harness))
     try:
         verdicts = harness.evaluate_many([(task, source) for _, task, _, source in jobs], progress=progress)
     finally:
