@@ -141,3 +141,11 @@ def test_unknown_command_is_a_usage_error_not_a_traceback(capsys):
 def test_debug_shows_the_traceback(tmp_path):
     with pytest.raises(UsageError):
         main(["--debug", "check", "--task", "builtin/relu", "--candidate", str(tmp_path / "nope.py")])
+
+
+def test_malformed_yaml_config_on_the_command_line(capsys, tmp_path):
+    config = tmp_path / "bad.yaml"
+    config.write_text("lr: [unclosed\n")
+    status, out = _run(capsys, ["sft", "--config", str(config)])
+    assert status == 2
+    _assert_one_line(out, "bad.yaml", "invalid YAML", "fix the YAML syntax")
