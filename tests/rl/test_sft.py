@@ -26,6 +26,15 @@ from atrl.tasks.task import Task
 SPLIT_FILE = Path(__file__).resolve().parents[2] / "configs" / "split-builtin.yaml"
 
 
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """Tiny models run far faster on one thread than on two contended ones."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(scope="module")
 def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from atrl.rl.tiny import build_tiny_model
