@@ -146,8 +146,19 @@ def parse_overrides(pairs: list[str]) -> dict[str, Any]:
         if "=" not in pair:
             raise UsageError(f"--set {pair!r} is not key=value", "write e.g. --set lr=1e-5")
         key, raw = pair.split("=", 1)
-        _set_dotted(out, key.strip(), parse_yaml(raw, f"--set {pair}") if raw.strip() else "")
+        value = parse_yaml(raw, f"--set {pair}") if raw.strip() else ""
+        _set_dotted(out, key.strip(), _number_or_text(value))
     return out
+
+
+def _number_or_text(value: Any) -> Any:
+    """YAML 1.1 reads `1e-5` as text; on the command line it means a number."""
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    return value
 
 
 def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
