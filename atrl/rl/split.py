@@ -39,10 +39,24 @@ SplitPart = Literal["train", "heldout"]
 PARTS: tuple[str, ...] = ("train", "heldout")
 
 # Tags that name a family of operators, not an operator (builtin suite vocabulary).
-FAMILY_TAGS = frozenset({
-    "elementwise", "activation", "reduction", "normalization", "matmul", "loss", "cumulative",
-    "gather", "layout", "fusion", "conv", "pooling", "attention", "block",
-})
+FAMILY_TAGS = frozenset(
+    {
+        "elementwise",
+        "activation",
+        "reduction",
+        "normalization",
+        "matmul",
+        "loss",
+        "cumulative",
+        "gather",
+        "layout",
+        "fusion",
+        "conv",
+        "pooling",
+        "attention",
+        "block",
+    }
+)
 
 
 @dataclass
@@ -82,8 +96,10 @@ def parse_split(data: object, where: str = "split") -> Split:
         raise UsageError(f"{where}: a split file is a YAML mapping", "write suite:, train: and heldout: keys")
     unknown = set(data) - {"suite", "train", "heldout", "excluded"}
     if unknown:
-        raise UsageError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}",
-                         "use only suite, train, heldout, excluded")
+        raise UsageError(
+            f"{where}: unknown key(s) {', '.join(sorted(unknown))}",
+            "use only suite, train, heldout, excluded",
+        )
     suite = str(data.get("suite") or "builtin")
     excluded = data.get("excluded") or {}
     if not isinstance(excluded, dict):
@@ -92,18 +108,27 @@ def parse_split(data: object, where: str = "split") -> Split:
     def full(task_id: str) -> str:
         return task_id if "/" in task_id else f"{suite}/{task_id}"
 
-    split = Split(suite=suite, train=[full(t) for t in _id_list(data, "train", where)],
-                  heldout=[full(t) for t in _id_list(data, "heldout", where)],
-                  excluded={full(str(k)): str(v) for k, v in excluded.items()})
+    split = Split(
+        suite=suite,
+        train=[full(t) for t in _id_list(data, "train", where)],
+        heldout=[full(t) for t in _id_list(data, "heldout", where)],
+        excluded={full(str(k)): str(v) for k, v in excluded.items()},
+    )
     seen: dict[str, str] = {}
     for part, ids in (("train", split.train), ("heldout", split.heldout), ("excluded", list(split.excluded))):
         for task_id in ids:
             if task_id in seen:
-                where_else = "twice in " + part if seen[task_id] == part else f"in both {seen[task_id]} and {part}"
-                raise UsageError(f"{where}: task {task_id} is listed {where_else}", "list every task in one part only")
+                where_else = (
+                    "twice in " + part if seen[task_id] == part else f"in both {seen[task_id]} and {part}"
+                )
+                raise UsageError(
+                    f"{where}: task {task_id} is listed {where_else}", "list every task in one part only"
+                )
             seen[task_id] = part
     if not split.train or not split.heldout:
-        raise UsageError(f"{where}: both train and heldout need at least one task", "list task ids in each part")
+        raise UsageError(
+            f"{where}: both train and heldout need at least one task", "list task ids in each part"
+        )
     return split
 
 
@@ -134,7 +159,9 @@ def read_split(path: str | Path) -> Split:
     """Read a split file and check its shape (not yet against the tasks)."""
     path = Path(path)
     if not path.exists():
-        raise UsageError(f"split file {path} does not exist", "pass split: FILE pointing at a split YAML file")
+        raise UsageError(
+            f"split file {path} does not exist", "pass split: FILE pointing at a split YAML file"
+        )
     try:
         data = yaml.safe_load(path.read_text())
     except yaml.YAMLError as exc:

@@ -67,7 +67,9 @@ def test_unknown_task_id_is_refused_with_a_close_match() -> None:
 def test_heldout_operator_at_another_size_is_refused() -> None:
     twin = _task("relu_large", ["elementwise", "activation", "relu"])
     split = parse_split({"train": ["relu"], "heldout": ["relu_large"]})
-    with pytest.raises(UsageError, match="held-out task builtin/relu_large has operator.* relu .*builtin/relu "):
+    with pytest.raises(
+        UsageError, match="held-out task builtin/relu_large has operator.* relu .*builtin/relu "
+    ):
         validate_split(split, [*SMALL_SUITE, twin])
 
 
@@ -89,8 +91,16 @@ def test_family_only_tags_fall_back_to_the_task_name() -> None:
 
 def test_tasks_for_returns_the_part_in_file_order(tmp_path: Path) -> None:
     path = tmp_path / "split.yaml"
-    path.write_text(yaml.safe_dump({"suite": "builtin", "train": ["softmax", "relu"], "heldout": ["sigmoid"],
-                                    "excluded": {"clamp": "not used"}}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "suite": "builtin",
+                "train": ["softmax", "relu"],
+                "heldout": ["sigmoid"],
+                "excluded": {"clamp": "not used"},
+            }
+        )
+    )
     assert [t.id for t in tasks_for(path, "train", SMALL_SUITE)] == ["builtin/softmax", "builtin/relu"]
     assert [t.id for t in tasks_for(path, "heldout", SMALL_SUITE)] == ["builtin/sigmoid"]
     with pytest.raises(UsageError, match="unknown split part"):
