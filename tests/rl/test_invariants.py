@@ -348,3 +348,72 @@ def test_invariant_11_no_nan_for_group_of_one_ragged_or_all_equal():
     stats = accumulate_gradients(model, rows, LossConfig(kl_beta=0.1), pad_id=0, autocast=False)
     assert math.isfinite(stats.loss) and all(torch.isfinite(g).all() for g in _grads(model))
     assert accumulate_gradients(model, [], LossConfig(), pad_id=0).tokens == 0
+
+
+# 12 ───────────────────────────────────────────────────────────────────────────────────────────
+class _RecordingPolicy:
+    """Passes requests to a policy and keeps every prompt it was asked to continue."""
+
+    def __init__(self, policy) -> None:  # noqa: ANN001
+        self.policy, self.prompts = policy, []
+
+    def __getattr__(self, name: str):  # noqa: ANN204
+        return getattr(self.policy, name)
+
+    def generate(self, requests, params):  # noqa: ANN001, ANN201
+        self.prompts += [(r.task_id, r.sample, r.turn, r.kind, list(r.prompt_ids)) for r in requests]
+        return self.policy.generate(requests, params)
+
+
+def append_only_violations(trajectories, prompts, budget: int) -> list[str]:
+    """Every response's (and summary's) prompt is a prefix of its segment's final context, and
+    no context exceeds the budget."""
+    found = []
+    by_key = {(t.task_id, t.sample): t for t in trajectories}
+    for task_id, sample, turn, kind, prompt in prompts:
+        traj = by_key[(task_id, sample)]
+        segment = traj.segments[traj.turns[turn].segment]
+        if segment.token_ids[: len(prompt)] != prompt:
+            found.append(
+                f"{task_id}#{sample} {kind} {turn}: prompt is not a prefix of segment {segment.index}"
+            )
+        if kind == "turn" and len(prompt) != traj.turns[turn].response_start:
+            found.append(f"{task_id}#{sample} turn {turn}: response does not start where its prompt ends")
+    for traj in trajectories:
+        for segment in traj.segments:
+            if len(segment.token_ids) > budget:
+                found.append(
+                    f"{traj.task_id}#{traj.sample} segment {segment.index}: {len(segment.token_ids)} > {budget}"
+                )
+    return found
+
+
+def test_invariant_12_agent_contexts_are_append_only_and_within_budget(tmp_path):
+    from atrl.agent.config import AgentConfig
+    from atrl.agent.episode import run_episodes
+    from atrl.policy.hf import HFPolicy
+    from atrl.rl.reward_source import SyntheticScorer
+    from atrl.rl.tiny import build_tiny_model
+    from atrl.tasks.task import Task
+
+    policy = _RecordingPolicy(HFPolicy(build_tiny_model(tmp_path / "m", seed=12)))
+    tasks = [Task(id="synthetic/t", suite="synthetic", name="t", level=1, source="X = 1\n")]
+    budget = 700
+    config = AgentConfig(
+        max_turns=4,
+        turns_per_segment=2,
+        max_segments=2,
+        context_budget=budget,
+        max_response_tokens=8,
+        summary_tokens=4,
+        platform="interpreter",
+        seed=12,
+    )
+    trajectories = run_episodes(policy, SyntheticScorer("a", 4), tasks, 2, config)
+    assert all(len(t.segments) == 2 and t.compactions >= 1 for t in trajectories)
+    assert len(policy.prompts) >= 10
+    assert append_only_violations(trajectories, policy.prompts, budget) == []
+    # The check bites: a context edited before a response, or a smaller budget, is reported.
+    assert append_only_violations(trajectories, policy.prompts, 100)
+    trajectories[0].segments[0].token_ids[3] += 1
+    assert append_only_violations(trajectories, policy.prompts, budget)
