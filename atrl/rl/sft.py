@@ -33,6 +33,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from atrl.errors import UsageError
+from atrl.policy.hf import plain_model
 from atrl.rl.sft_data import BuildReport, SftExample, solution_examples, trajectory_examples
 
 SAVE_DTYPES = {"bfloat16": torch.bfloat16, "float32": torch.float32}
@@ -128,27 +129,6 @@ def load_sft_config(path: str | Path | None, overrides: list[str] | None = None,
 
 
 # -- the model ---------------------------------------------------------------------------------
-def plain_model(model: torch.nn.Module) -> torch.nn.Module:
-    """A model that `save_pretrained` can write. A GGUF-loaded model carries a quantizer that
-    cannot be serialised and no `architectures`: rebuild its class from a cleaned copy of the
-    config and load the same weights (MODEL-NOTES). Other models are returned as they are."""
-    config = model.config
-    if (
-        getattr(config, "quantization_config", None) is None
-        and getattr(model, "hf_quantizer", None) is None
-        and config.architectures
-    ):
-        return model
-    clean = copy.deepcopy(config)
-    if hasattr(clean, "quantization_config"):
-        delattr(clean, "quantization_config")
-    clean.architectures = [type(model).__name__]
-    param = next(model.parameters())
-    rebuilt = type(model)(clean)
-    rebuilt.load_state_dict(model.state_dict())
-    return rebuilt.to(device=param.device, dtype=param.dtype)
-
-
 def load_start_policy(spec: str, out: Path) -> Any:
     """The policy to fine-tune, with fp32 weights: `tiny-random[:SEED]` (a tiny random model
     built in OUT/tiny-model, for CPU runs) or any `hf` spec of `atrl.policy.load_policy`."""
