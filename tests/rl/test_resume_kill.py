@@ -31,12 +31,21 @@ def _steps(out: Path) -> list[int]:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not READY, reason="the trainer CLI (atrl.cli.train) or configs/tiny-cpu.yaml is not in this tree yet")
+@pytest.mark.skipif(
+    not READY, reason="the trainer CLI (atrl.cli.train) or configs/tiny-cpu.yaml is not in this tree yet"
+)
 def test_train_killed_after_first_step_and_resumed_has_contiguous_unique_steps(tmp_path):
     out = tmp_path / "run"
     env = {**os.environ, "ATRL_CACHE_DIR": str(tmp_path / "cache")}
-    proc = subprocess.Popen(_command(out), cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        _command(out),
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 600
         while not _steps(out):
