@@ -83,6 +83,7 @@ class Job:
     options: Any
     future: Future = field(default_factory=Future)
     job_id: int = 0
+    exclusive: bool = False  # hold the GPU alone for the whole job (the retry after out-of-memory)
 
 
 @dataclass
@@ -296,6 +297,11 @@ class WorkerPool:
                 continue
             try:
                 verdict = self._run_on_slot(slot, job)
+                if verdict.error_class == "out-of-memory" and self.gpus and not job.exclusive:
+                    # Other workers' jobs share the GPU's memory: an out-of-memory may not be the
+                    # candidate's fault. Judge it once more with the device to itself.
+                    job.exclusive = True
+                    verdict = self._run_on_slot(slot, job)
             except BaseException as exc:  # noqa: BLE001 - the future must learn of any failure
                 job.future.set_exception(exc if not self._closed else PoolClosedError("the worker pool was closed"))
             else:
@@ -322,7 +328,7 @@ class WorkerPool:
         stage, stage_start = "compile", time.monotonic()
         seconds: dict[str, float] = {}
         try:
-            worker.conn.send(("job", job.job_id, job.task, job.code, job.options))
+            worker.conn.send(("job", job.job_id, job.task, job.code, job.options, job.exclusive))
         except OSError:
             return self._died(worker, job, stage, seconds), False
         while True:

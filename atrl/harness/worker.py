@@ -222,8 +222,13 @@ def _release_device_memory() -> None:
 
 def _run_job(conn: Connection, runner: Any, timing_lock: Any, job: tuple) -> bool:
     """Run one job and send its outcome. Returns False when the worker must exit afterwards."""
-    _, job_id, task, code, options = job
+    _, job_id, task, code, options, exclusive = job
     current = ["compile"]
+    device_lock = timing_lock
+    if exclusive:
+        # the whole job holds the device alone; the judge's own lock calls become no-ops
+        device_lock.acquire()
+        timing_lock = NoTimingLock()
 
     def report_stage(name: str) -> None:
         current[0] = name
@@ -244,6 +249,8 @@ def _run_job(conn: Connection, runner: Any, timing_lock: Any, job: tuple) -> boo
         failure = (_stage_class(current[0]), f"{type(exc).__name__}: {exc}\n{tail}"[-2000:])
     timing_lock.release_shared()
     _release_device_memory()
+    if exclusive:
+        device_lock.release()
     if failure is not None:
         conn.send(("failure", job_id, failure[0], failure[1]))
         return False

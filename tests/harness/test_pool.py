@@ -225,3 +225,11 @@ def test_gpu_workers_share_one_device_lock_without_deadlock():
         env = json.loads(_run(pool, "env").message)
     assert all(v.ok for v in verdicts)
     assert env["CUDA_VISIBLE_DEVICES"] == "0"
+
+
+def test_out_of_memory_on_a_shared_gpu_is_judged_again_with_the_device_alone(tmp_path):
+    # The pool's GPU path on a CPU machine: the device index only selects CUDA_VISIBLE_DEVICES.
+    with WorkerPool("cuda", "cuda", workers=2, gpus=("0",), runner="fault_runners:run", sys_path=(HERE,)) as gpu_pool:
+        verdict = gpu_pool.submit(TASK, "oom-unless-alone", None).result(timeout=120)
+    assert verdict.ok, verdict.message
+
