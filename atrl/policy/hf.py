@@ -77,10 +77,13 @@ def _top_p_filter(probs: torch.Tensor, top_p: float) -> torch.Tensor:
 
 class HFPolicy:
     """A transformers causal LM. `path`: a model directory, or a `.gguf` file (loaded through
-    transformers' GGUF support, de-quantised). `device`/`dtype` override the automatic choice."""
+    transformers' GGUF support, de-quantised). `device`/`dtype` override the automatic choice.
+    `engine`: None decodes with this class's own KV-cache loop; "static" (static KV cache, decode
+    step captured in a CUDA graph on GPUs), "plain" (`model.generate`) or "vllm" delegate batched
+    generation to `atrl.policy.engines` — same outputs, faster rollouts on a GPU."""
 
     def __init__(self, path: str | Path, device: str | None = None, dtype: torch.dtype | None = None,
-                 name: str | None = None) -> None:
+                 name: str | None = None, engine: str | None = None) -> None:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         path = Path(path).expanduser()
@@ -104,6 +107,11 @@ class HFPolicy:
         self.eos_ids = self._eos_ids()
         pad = self.tokenizer.pad_token_id
         self.pad_id = pad if pad is not None else min(self.eos_ids)
+        self.engine = None
+        if engine is not None:
+            from atrl.policy.engines import make_engine
+
+            self.engine = make_engine(engine, self.model, self.tokenizer)
 
     def _eos_ids(self) -> set[int]:
         ids: set[int] = set()
@@ -159,6 +167,10 @@ class HFPolicy:
             return []
         prompts = [list(r.prompt_ids) if r.prompt_ids is not None
                    else self.tokenize(self.render(r.messages, add_generation_prompt=True)) for r in requests]
+        if self.engine is not None:
+            outputs = self.engine.generate(prompts, params.max_tokens, params.temperature, params.top_p,
+                                           params.seed, sorted(self.eos_ids), self.pad_id)
+            return [self._generation(o.token_ids, o.logprobs) for o in outputs]
         ids, mask, pos = self._left_pad(prompts)
         gen = None
         if params.seed is not None:
@@ -191,14 +203,15 @@ class HFPolicy:
             out = self.model(input_ids=tok[:, None], attention_mask=mask, position_ids=next_pos[:, None],
                              use_cache=True, **{self._cache_arg: past})
             past, logits, next_pos = getattr(out, self._cache_arg), out.logits[:, -1, :], next_pos + 1
-        results = []
-        for i in range(batch):
-            stopped = bool(tokens[i]) and tokens[i][-1] in self.eos_ids
-            body = tokens[i][:-1] if stopped else tokens[i]
-            text = self.tokenizer.decode(body, skip_special_tokens=True)
-            results.append(Generation(text=text, token_ids=tokens[i], logprobs=logprobs[i],
-                                      finish_reason="stop" if stopped else "length"))
-        return results
+        return [self._generation(tokens[i], logprobs[i]) for i in range(batch)]
+
+    def _generation(self, tokens: list[int], logprobs: list[float]) -> Generation:
+        """A Generation from sampled ids (a final end-of-sequence id is kept in the ids, not the text)."""
+        stopped = bool(tokens) and tokens[-1] in self.eos_ids
+        body = tokens[:-1] if stopped else tokens
+        text = self.tokenizer.decode(body, skip_special_tokens=True)
+        return Generation(text=text, token_ids=list(tokens), logprobs=list(logprobs),
+                          finish_reason="stop" if stopped else "length")
 
     @torch.no_grad()
     def score_tokens(self, contexts: list[list[int]], targets: list[list[int]], temperature: float = 1.0,

@@ -93,7 +93,7 @@ def _load_tasks(config: TrainConfig) -> list[Task]:
     return tasks
 
 
-def _load_policy(spec: str, out: Path) -> Any:
+def _load_policy(spec: str, out: Path, engine: str | None = None) -> Any:
     """`tiny-random[:SEED]`: a tiny random chat model built in code (CPU tests, CI); anything
     else goes to `atrl.policy.load_policy`."""
     if spec == "tiny-random" or spec.startswith("tiny-random:"):
@@ -104,14 +104,14 @@ def _load_policy(spec: str, out: Path) -> Any:
         directory = out / "tiny-model"
         if not (directory / "config.json").exists():
             build_tiny_model(directory, seed)
-        return HFPolicy(directory, name=spec)
+        return HFPolicy(directory, name=spec, engine=engine)
     if not spec:
         raise UsageError(
             "config key 'model' is empty", "set model to a policy spec, e.g. hf:DIR or tiny-random"
         )
     from atrl.policy import load_policy
 
-    return load_policy(spec)
+    return load_policy(spec, **({"engine": engine} if engine else {}))
 
 
 def _make_reward_source(config: TrainConfig) -> RewardSource:
@@ -157,7 +157,7 @@ class Trainer:
         random.seed(config.seed)
         torch.manual_seed(config.seed)
         if policy is None:
-            policy = _load_policy(config.model, self.out)
+            policy = _load_policy(config.model, self.out, config.rollout_engine)
         if not hasattr(policy, "model"):
             raise UsageError(f"policy {policy.name} has no model to train", "train with an `hf` policy")
         self.policy = policy
