@@ -37,6 +37,8 @@ def register(app: typer.Typer) -> None:
         tasks: str | None = typer.Option(None, help="Comma-separated task ids (default: a few builtin level-1 tasks)."),
         limit: int | None = typer.Option(None, help="At most this many tasks."),
         with_solution: bool = typer.Option(False, "--with-solution", help="Only tasks with a reference solution."),
+        split: Path | None = typer.Option(None, help="A train/held-out split file: tasks of --split-part, kb examples from train only."),
+        split_part: str = typer.Option("heldout", help="train | heldout (with --split)."),
         policy: str = typer.Option("smollm2-135m", help="smollm2-135m | hf:PATH | openai:MODEL@URL | replay:FILE | reference"),
         samples: int = typer.Option(1, help="Episodes per task."),
         max_turns: int = typer.Option(2, help="Turns per episode."),
@@ -57,11 +59,11 @@ def register(app: typer.Typer) -> None:
         from atrl.eval.runner import run_eval
 
         explicit = [t.strip() for t in tasks.split(",") if t.strip()] if tasks else []
-        if not explicit and suite == "builtin" and level is None and limit is None and not with_solution:
+        if not explicit and suite == "builtin" and level is None and limit is None and not with_solution and split is None:
             explicit = list(DEFAULT_TASKS)
         config = EvalConfig(
             suite=suite, path=str(path) if path else None, level=level, tasks=explicit, limit=limit,
-            with_solution=with_solution, policy=policy,
+            with_solution=with_solution, split=str(split) if split else None, split_part=split_part, policy=policy,
             samples=samples, max_turns=max_turns, context_budget=context_budget, turns_per_segment=turns_per_segment,
             max_response_tokens=max_response_tokens, temperature=temperature, seed=seed, kb=kb, backend=backend,
             preset=preset, trials=trials, use_cache=cache,

@@ -23,6 +23,9 @@ class EvalConfig:
     level: int | None = None  # only tasks of this level
     tasks: list[str] = field(default_factory=list)  # task ids (or builtin names); empty = the whole selection
     limit: int | None = None  # at most this many tasks (after sorting by id)
+    split: str | None = None  # a train/held-out split file (configs/split-builtin.yaml): tasks come from
+    # `split_part`, and knowledge-base examples only from the split's training tasks
+    split_part: str = "heldout"  # train | heldout
     with_solution: bool = False  # only tasks that ship a reference Triton solution (for the reference oracle)
     policy: str = "smollm2-135m"  # smollm2-135m | hf:PATH | openai:MODEL@URL | replay:FILE | reference
     samples: int = 1  # episodes per task
@@ -47,7 +50,7 @@ class EvalConfig:
 
     # fields that define the results: a resumed run must match them
     RESULT_FIELDS = (
-        "suite", "level", "tasks", "limit", "with_solution", "policy", "samples", "max_turns", "turns_per_segment",
+        "suite", "level", "tasks", "limit", "split", "split_part", "with_solution", "policy", "samples", "max_turns", "turns_per_segment",
         "max_segments", "context_budget", "max_response_tokens", "summary_tokens", "temperature",
         "top_p", "seed", "kb", "backend", "preset", "trials",
     )

@@ -40,6 +40,10 @@ class EvalResult:
 
 def select_tasks(config: EvalConfig) -> list[Task]:
     """The tasks of the run: explicit ids, or the suite (level-filtered), skipped tasks left out."""
+    if config.split:
+        from atrl.rl.split import tasks_for
+
+        return tasks_for(config.split, config.split_part)
     if config.tasks:
         return [get_task(t if "/" in t else f"{config.suite}/{t}", config.path) for t in config.tasks]
     loaded = load_suite(config.suite, config.path, config.level)
@@ -148,8 +152,14 @@ def run_eval(
         if config.kb:
             from atrl.kb.inject import KnowledgeInjector
 
+            allowed = None
+            if config.split:
+                from atrl.rl.split import read_split
+
+                allowed = read_split(config.split).ids("train")  # never show held-out solutions
             knowledge = KnowledgeInjector(platform=backend.platform, budget_tokens=config.kb_tokens,
-                                          count_tokens=lambda text: len(policy.tokenize(text)))
+                                          count_tokens=lambda text: len(policy.tokenize(text)),
+                                          allow_example_tasks=allowed)
         preset = config.preset or backend.default_preset
         agent_config = agent_config_for(config, backend.platform, preset)
         with Harness(backend=backend.name, workers=config.workers, trials=config.trials,

@@ -73,3 +73,31 @@ def test_rerun_fills_only_missing_episodes_and_refuses_another_configuration(tmp
     assert keys == [("builtin/add", 0), ("builtin/add", 1), ("builtin/relu", 0), ("builtin/relu", 1)]
     with pytest.raises(UsageError, match="another configuration"):
         run_eval(_config(policy="reference", tasks=["relu", "add"], samples=2, max_turns=3), tmp_path)
+
+
+def test_split_selects_its_part_and_limits_kb_examples_to_training_tasks(tmp_path, monkeypatch):
+    from atrl.eval import runner
+    from atrl.rl.split import read_split
+
+    split_file = "configs/split-builtin.yaml"
+    heldout = read_split(split_file).ids("heldout")
+    config = _config(policy="reference", split=split_file, split_part="heldout", kb=True, max_turns=1)
+    assert [t.id for t in runner.select_tasks(config)] == heldout
+
+    seen = {}
+
+    class RecordingInjector:
+        def __init__(self, **kw):
+            seen.update(kw)
+
+        def for_episode(self, task):
+            return ""
+
+        def after_verdict(self, task, verdict):
+            return ""
+
+    monkeypatch.setattr("atrl.kb.inject.KnowledgeInjector", RecordingInjector)
+    monkeypatch.setattr(runner, "select_tasks", lambda c: [get_task("builtin/relu")])
+    run_eval(config, tmp_path)
+    assert seen["allow_example_tasks"] == read_split(split_file).ids("train")
+    assert not set(seen["allow_example_tasks"]) & set(heldout)
