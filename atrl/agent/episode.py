@@ -188,14 +188,16 @@ class Episode:
 
 def run_episodes(policy: Policy, harness: object, tasks: list[Task], samples: int, config: AgentConfig,
                  knowledge: Knowledge | None = None,
-                 on_trajectory: Callable[[Trajectory], None] | None = None) -> list[Trajectory]:
+                 on_trajectory: Callable[[Trajectory], None] | None = None,
+                 on_turns: Callable[[int], None] | None = None) -> list[Trajectory]:
     """Run `samples` episodes per task, all advancing together; returns the trajectories in
     task-major order (task 0 samples 0..n-1, task 1 ...). `harness` has `submit(task, response)`
     → Future[Verdict] (or `evaluate_many(pairs, progress)`); `on_trajectory` is called once per
-    trajectory as soon as it ends."""
+    trajectory as soon as it ends; `on_turns(n)` after each round with the turns judged so far."""
     episodes = [Episode(task, s, policy, config, knowledge) for task in tasks for s in range(samples)]
     reported: set[int] = set()
     calls = 0
+    judged = 0
 
     def report() -> None:
         for i, ep in enumerate(episodes):
@@ -215,6 +217,9 @@ def run_episodes(policy: Policy, harness: object, tasks: list[Task], samples: in
             verdicts = judge_all(harness, [(ep.task, t.response_text) for ep, t in zip(turning, turns, strict=True)])
             for ep, verdict in zip(turning, verdicts, strict=True):
                 ep.record_verdict(verdict)
+            judged += len(turning)
+            if on_turns is not None:
+                on_turns(judged)
         compacting = [ep for ep in episodes if ep.phase == "compact"]
         if compacting:
             gens = _generate(policy, [ep.summary_request() for ep in compacting],

@@ -69,14 +69,18 @@ def register(app: typer.Typer) -> None:
             preset=preset, trials=trials, use_cache=cache,
         )
         console = Console()
-        with Progress(TextColumn("[bold]episodes"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=console) as progress:
-            bar = progress.add_task("episodes", total=None)
+        with Progress(TextColumn("[bold]{task.description:>8}"), BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), console=console) as progress:
+            episodes_bar = progress.add_task("episodes", total=None)
+            turns_bar = progress.add_task("turns", total=None)
 
             def on_episode(done: int, total: int) -> None:
-                progress.update(bar, completed=done, total=total)
+                progress.update(episodes_bar, completed=done, total=total)
 
-            result = run_eval(config, out, on_episode=on_episode)
+            def on_turns(judged: int, most: int) -> None:
+                progress.update(turns_bar, completed=judged, total=most)
+
+            result = run_eval(config, out, on_episode=on_episode, on_turns=on_turns)
         import json
 
         metrics = json.loads((result.run_dir / "metrics.json").read_text())

@@ -124,8 +124,10 @@ def run_eval(
     out: str | Path,
     on_episode: Callable[[int, int], None] | None = None,
     policy=None,
+    on_turns: Callable[[int, int], None] | None = None,
 ) -> EvalResult:
-    """Run (or resume) an eval and write its report. `on_episode(done, total)` reports progress;
+    """Run (or resume) an eval and write its report. `on_episode(done, total)` reports progress,
+    `on_turns(judged, most)` the turns judged so far against the most this run can take;
     `policy` overrides `config.policy` with an already-loaded policy (tests, notebooks)."""
     from atrl.agent.episode import run_episodes
     from atrl.backends import resolve_backend
@@ -180,6 +182,10 @@ def run_eval(
                     on_episode(done, total)
 
             episode_tasks = [t for t in todo for _ in pending_samples[t.id]]
-            run_episodes(policy, harness, episode_tasks, 1, agent_config, knowledge=knowledge, on_trajectory=record)
+            most_turns = len(episode_tasks) * config.max_turns
+            if on_turns:
+                on_turns(0, most_turns)
+            run_episodes(policy, harness, episode_tasks, 1, agent_config, knowledge=knowledge, on_trajectory=record,
+                         on_turns=(lambda n: on_turns(n, most_turns)) if on_turns else None)
     report = write_report(out)
     return EvalResult(run_dir=out, report=report, episodes_run=done - skipped, episodes_skipped=skipped)
