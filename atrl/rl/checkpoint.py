@@ -55,14 +55,19 @@ def save_checkpoint(
     optimizer: torch.optim.Optimizer,
     scheduler: Any,
     keep: int = 2,
+    state_dict: dict[str, torch.Tensor] | None = None,
 ) -> Path:
-    """Write the checkpoint of `step` (steps completed) and keep the newest `keep`."""
+    """Write the checkpoint of `step` (steps completed) and keep the newest `keep`.
+    `state_dict`: the weights to save when the module holds only a shard of them (FSDP)."""
     root = Path(out_dir) / "checkpoints"
     root.mkdir(parents=True, exist_ok=True)
     name = f"step_{step:06d}"
     tmp = root / f".{name}.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
-    model.save_pretrained(tmp / "model")
+    if state_dict is None:
+        model.save_pretrained(tmp / "model")
+    else:
+        model.save_pretrained(tmp / "model", state_dict=state_dict)
     if tokenizer is not None and hasattr(tokenizer, "save_pretrained"):
         tokenizer.save_pretrained(tmp / "model")
     torch.save(

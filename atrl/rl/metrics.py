@@ -71,13 +71,19 @@ def row_metrics(rows: Sequence[Row], groups: int) -> dict[str, float]:
 
 
 class MetricsLog:
-    """Appends one record per step to `OUT/metrics.jsonl`; mirrors scalars to TensorBoard."""
+    """Appends one record per step to `OUT/metrics.jsonl`; mirrors scalars to TensorBoard.
+    With `write=False` (every data-parallel rank but 0) it touches no file."""
 
-    def __init__(self, out_dir: str | Path, tensorboard: bool = False, resume_step: int = 0) -> None:
+    def __init__(
+        self, out_dir: str | Path, tensorboard: bool = False, resume_step: int = 0, write: bool = True
+    ) -> None:
         self.path = Path(out_dir) / "metrics.jsonl"
+        self.journal: Journal | None = None
+        self.writer = None
+        if not write:
+            return
         _drop_records_after(self.path, resume_step)
         self.journal = Journal(self.path)
-        self.writer = None
         if tensorboard:
             try:
                 from torch.utils.tensorboard import SummaryWriter
@@ -89,6 +95,8 @@ class MetricsLog:
             self.writer = SummaryWriter(str(Path(out_dir) / "tensorboard"))
 
     def append(self, record: dict[str, Any]) -> None:
+        if self.journal is None:
+            return
         self.journal.append(record)
         if self.writer is not None:
             for key, value in record.items():
@@ -97,7 +105,8 @@ class MetricsLog:
             self.writer.flush()
 
     def close(self) -> None:
-        self.journal.close()
+        if self.journal is not None:
+            self.journal.close()
         if self.writer is not None:
             self.writer.close()
 

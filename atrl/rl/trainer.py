@@ -11,6 +11,10 @@ One step, read top to bottom in `Trainer.train_step`:
    normalised by the step's trainable-token count, gradient clipping, AdamW, LR schedule;
 6. append metrics, save the step's trajectories, checkpoint every `save_every` steps.
 
+Launched by `accelerate launch` with W processes, rank r runs tasks r, r+W, … of step 1–3 and
+its own rows in 4–5 (the token count and the micro-batch count agreed over all ranks, see
+`atrl.rl.distributed`); rank 0 writes metrics, trajectories and checkpoints for the whole step.
+
 The model stays in eval mode throughout (no dropout), so the first epoch's ratios are exactly 1.
 """
 
@@ -31,11 +35,12 @@ from atrl.jsonio import Journal
 from atrl.rl.advantages import AdvantageOptions
 from atrl.rl.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from atrl.rl.config import TrainConfig, save_config
+from atrl.rl.distributed import data_parallel, interleave
 from atrl.rl.loss import LossStats
 from atrl.rl.metrics import MetricsLog, rollout_metrics, row_metrics
 from atrl.rl.reward_source import RewardSource, SyntheticScorer
 from atrl.rl.rows import Row, build_rows
-from atrl.rl.update import LossConfig, accumulate_gradients, row_logprobs
+from atrl.rl.update import LossConfig, accumulate_gradients, micro_batch_count, row_logprobs
 from atrl.tasks.task import Task
 
 
@@ -152,12 +157,19 @@ class Trainer:
         knowledge: Any | None = None,
     ) -> None:
         self.config = config
+        self.dp = data_parallel()
+        if config.tasks_per_step % self.dp.world_size:
+            raise UsageError(
+                f"tasks_per_step {config.tasks_per_step} does not split over {self.dp.world_size} processes",
+                "make tasks_per_step a multiple of the number of processes",
+            )
         self.out = Path(config.out_dir)
         self.out.mkdir(parents=True, exist_ok=True)
         random.seed(config.seed)
         torch.manual_seed(config.seed)
         if policy is None:
-            policy = _load_policy(config.model, self.out, config.rollout_engine)
+            with self.dp.main_first():  # rank 0 writes the tiny model the others then read
+                policy = _load_policy(config.model, self.out, config.rollout_engine)
         if not hasattr(policy, "model"):
             raise UsageError(f"policy {policy.name} has no model to train", "train with an `hf` policy")
         self.policy = policy
@@ -186,9 +198,17 @@ class Trainer:
         self.step = 0
         checkpoint = latest_checkpoint(self.out)
         if checkpoint is not None:
+            if self.dp.is_fsdp:
+                raise UsageError(
+                    f"cannot resume {self.out} under FSDP: checkpoints hold rank 0's optimizer state only",
+                    "resume with configs/accelerate/ddp.yaml, or start a new run directory",
+                )
             self.step = load_checkpoint(checkpoint, self.model, self.optimizer, self.scheduler)
-        save_config(config, self.out / "config.yaml")
-        self.metrics = MetricsLog(self.out, config.tensorboard, resume_step=self.step)
+        # DDP/FSDP around the model for the update; `self.model` stays the module that generates
+        self.train_model, self.optimizer = self.dp.prepare(self.model, self.optimizer)
+        if self.dp.is_main:
+            save_config(config, self.out / "config.yaml")
+        self.metrics = MetricsLog(self.out, config.tensorboard, resume_step=self.step, write=self.dp.is_main)
 
     # -- the loop ------------------------------------------------------------------------------
     def run(self) -> list[dict]:
@@ -209,17 +229,19 @@ class Trainer:
         return [rng.choice(self.tasks) for _ in range(k)]
 
     def rollout(self, step: int) -> tuple[list[Trajectory], float]:
-        """G episodes per sampled task (task-major order) and the seconds spent generating."""
+        """G episodes per task of this rank's share (task-major order) and the seconds spent
+        generating. Ranks sample with different seeds: same seeds would correlate their episodes."""
         from atrl.agent.episode import run_episodes
 
         timed = _TimedPolicy(self.policy)
-        agent_config = self.config.agent_config(seed=self.config.seed * 100_000 + step * 1_000)
+        seed = self.config.seed * 100_000 + step * 1_000 + self.dp.rank * 10_000_000
+        agent_config = self.config.agent_config(seed=seed)
         self.model.eval()
-        with torch.no_grad():
+        with torch.no_grad(), self.dp.full_params(self.train_model):
             trajectories = run_episodes(
                 timed,
                 self.reward_source,
-                self.sample_tasks(step),
+                self.dp.shard(self.sample_tasks(step)),
                 self.config.group_size,
                 agent_config,
                 self.knowledge,
@@ -232,6 +254,11 @@ class Trainer:
         cfg = self.config
         options = AdvantageOptions(eps=cfg.adv_eps, atrl_scale=cfg.atrl_scale, omega=cfg.omega)
         rows = build_rows(groups, cfg.estimator, cfg.credit, cfg.gamma, options, cfg.mask_truncated)
+        world, rank = self.dp.world_size, self.dp.rank
+        for row in rows:  # this rank's group k is the step's group k·W + rank
+            group, sample = divmod(row.trajectory_id, g)
+            row.group_id = row.group_id * world + rank
+            row.trajectory_id = (group * world + rank) * g + sample
         return rows, len(groups)
 
     def _score_rows(self, rows: list[Row]) -> None:
@@ -245,27 +272,30 @@ class Trainer:
             device=self.device,
             autocast=cfg.bf16,
         )
-        for row, lps in zip(rows, row_logprobs(self.model, rows, **kwargs), strict=True):
-            row.old_logprobs = lps
-        if cfg.kl_beta > 0:
-            if self.ref_model is not None:
-                refs = row_logprobs(self.ref_model, rows, **kwargs)
-            else:
-                with self.model.disable_adapter():
-                    refs = row_logprobs(self.model, rows, **kwargs)
-            for row, lps in zip(rows, refs, strict=True):
-                row.ref_logprobs = lps
+        with self.dp.full_params(self.train_model):
+            for row, lps in zip(rows, row_logprobs(self.model, rows, **kwargs), strict=True):
+                row.old_logprobs = lps
+            if cfg.kl_beta > 0:
+                if self.ref_model is not None:
+                    refs = row_logprobs(self.ref_model, rows, **kwargs)
+                else:
+                    with self.model.disable_adapter():
+                        refs = row_logprobs(self.model, rows, **kwargs)
+                for row, lps in zip(rows, refs, strict=True):
+                    row.ref_logprobs = lps
 
     def update(self, rows: list[Row]) -> tuple[LossStats, float]:
-        """`ppo_epochs` optimizer steps over the rows; returns the epochs' stats and last grad norm."""
+        """`ppo_epochs` optimizer steps over the rows (this rank's; the step's when alone);
+        returns the epochs' stats (summed over ranks) and last grad norm."""
         cfg = self.config
         self._score_rows(rows)
-        total = sum(r.num_trainable for r in rows)
+        total = int(self.dp.sum([sum(r.num_trainable for r in rows)])[0])
+        batches = int(self.dp.max([micro_batch_count(rows, cfg.micro_batch_size, cfg.micro_batch_tokens)])[0])
         stats, grad_norm = LossStats(), 0.0
         for _ in range(cfg.ppo_epochs):
             self.optimizer.zero_grad(set_to_none=True)
             stats = accumulate_gradients(
-                self.model,
+                self.train_model,
                 rows,
                 self.loss_config,
                 self.pad_id,
@@ -274,13 +304,16 @@ class Trainer:
                 total,
                 self.device,
                 cfg.bf16,
+                loss_scale=float(self.dp.world_size),
+                min_micro_batches=batches,
+                no_sync=lambda skip: self.dp.no_sync(self.train_model, skip),
             )
-            params = [p for p in self.model.parameters() if p.grad is not None]
-            norm = torch.nn.utils.clip_grad_norm_(params, cfg.grad_clip if cfg.grad_clip else float("inf"))
-            grad_norm = float(norm)
+            grad_norm = self.dp.clip_grad_norm(self.train_model, cfg.grad_clip if cfg.grad_clip else float("inf"))
             self.optimizer.step()
             self.scheduler.step()
-        return stats, grad_norm
+        fields = list(LossStats.__dataclass_fields__)
+        summed = self.dp.sum([getattr(stats, f) for f in fields])
+        return LossStats(**dict(zip(fields, summed, strict=True))), grad_norm
 
     def train_step(self) -> dict:
         step = self.step
@@ -288,14 +321,18 @@ class Trainer:
         lr = self.optimizer.param_groups[0]["lr"]
         trajectories, generation_s = self.rollout(step)
         rollout_s = time.perf_counter() - started
-        self._save_trajectories(step + 1, trajectories)
-        rows, groups = self.rows_for(trajectories)
+        rows, _ = self.rows_for(trajectories)
         if trajectories and not any(
             lp is not None for traj in trajectories for seg in traj.segments for lp in seg.logprobs
         ):
             raise UsageError(f"policy {self.policy.name} returned no log-probs", "train with an `hf` policy")
+        # the whole step's episodes and rows, for metrics and the trajectory file (rank 0)
+        step_trajectories = interleave(self.dp.gather(trajectories), self.config.group_size)
+        step_rows = [row for rank_rows in self.dp.gather(rows) for row in rank_rows]
+        if self.dp.is_main:
+            self._save_trajectories(step + 1, step_trajectories)
         update_started = time.perf_counter()
-        if rows:
+        if step_rows:
             stats, grad_norm = self.update(rows)
         else:  # no group carried signal: nothing to learn from, the schedule still advances
             stats, grad_norm = LossStats(), 0.0
@@ -304,8 +341,8 @@ class Trainer:
         update_s = time.perf_counter() - update_started
         self.step = step + 1
         record: dict[str, Any] = {"step": self.step, "lr": lr}
-        record |= rollout_metrics(trajectories)
-        record |= row_metrics(rows, groups)
+        record |= rollout_metrics(step_trajectories)
+        record |= row_metrics(step_rows, len(step_trajectories) // self.config.group_size)
         record |= stats.means()
         record["grad_norm"] = grad_norm
         record |= {
@@ -316,17 +353,23 @@ class Trainer:
         }
         self.metrics.append(record)
         if self.step % self.config.save_every == 0 or self.step == self.config.steps:
-            tokenizer = getattr(self.policy, "tokenizer", None)
+            self._checkpoint()
+        return record
+
+    def _checkpoint(self) -> None:
+        weights = self.dp.state_dict(self.train_model)  # collective under FSDP
+        if self.dp.is_main:
             save_checkpoint(
                 self.out,
                 self.step,
                 self.model,
-                tokenizer,
+                getattr(self.policy, "tokenizer", None),
                 self.optimizer,
                 self.scheduler,
                 self.config.keep_checkpoints,
+                state_dict=weights,
             )
-        return record
+        self.dp.wait()
 
     def _save_trajectories(self, step: int, trajectories: list[Trajectory]) -> None:
         path = self.out / "trajectories" / f"step_{step:04d}.jsonl"

@@ -8,7 +8,7 @@ the log-prob of token p is read from the logits at p − 1, so position 0 (alway
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -120,36 +120,73 @@ def accumulate_gradients(
     device: torch.device | str = "cpu",
     autocast: bool = True,
     with_entropy: bool = True,
+    loss_scale: float = 1.0,
+    min_micro_batches: int = 0,
+    no_sync: Callable[[bool], contextlib.AbstractContextManager] | None = None,
 ) -> LossStats:
     """Backward the step's PPO loss into `.grad`, one micro-batch at a time; returns summed stats.
 
     The loss of every micro-batch is divided by the trainable-token count of all `rows`
     (`total_tokens`, default Σ row.num_trainable), so the accumulated gradient is that of the
     token mean over the step whatever the micro-batch split.
+
+    Data parallel (`atrl.rl.distributed`): `total_tokens` is the count over all ranks,
+    `loss_scale` (the world size) undoes DDP's gradient averaging in the backward only (the
+    returned stats are unscaled), empty micro-batches pad the run to `min_micro_batches` so
+    every rank does as many forward/backward passes, and `no_sync(skip)` gives the context of
+    each backward (`skip` for all but the last).
     """
     device = torch.device(device)
     total = total_tokens if total_tokens is not None else sum(r.num_trainable for r in rows)
     stats = LossStats()
     if total == 0:
         return stats
-    for batch_rows in micro_batches(rows, micro_batch_size, max_tokens):
+    batches = list(micro_batches(rows, micro_batch_size, max_tokens))
+    batches += [[empty_row(pad_id)]] * max(0, min_micro_batches - len(batches))
+    for index, batch_rows in enumerate(batches):
         batch = collate(batch_rows, pad_id, device)
-        with _autocast(device, autocast):
-            logp, logits = _forward_logprobs(model, batch, loss_config.temperature)
-        ref = batch.ref_logprobs[:, 1:] if batch.ref_logprobs is not None else None
-        loss, batch_stats = ppo_loss(
-            logp,
-            batch.old_logprobs[:, 1:],
-            batch.advantages[:, 1:],
-            batch.loss_mask[:, 1:],
-            total,
-            clip_low=loss_config.clip_low,
-            clip_high=loss_config.clip_high,
-            ref_logprobs=ref,
-            kl_beta=loss_config.kl_beta,
-            logits=logits.detach() if with_entropy else None,
-            temperature=loss_config.temperature,
-        )
-        loss.backward()
+        skip_sync = index < len(batches) - 1
+        with no_sync(skip_sync) if no_sync is not None else contextlib.nullcontext():
+            batch_stats = _backward(model, batch, loss_config, total, loss_scale, autocast, with_entropy)
         stats = stats + batch_stats
     return stats
+
+
+def micro_batch_count(rows: Sequence[Row], size: int, max_tokens: int | None = None) -> int:
+    """How many micro-batches `accumulate_gradients` splits `rows` into."""
+    return sum(1 for _ in micro_batches(rows, size, max_tokens))
+
+
+def empty_row(pad_id: int) -> Row:
+    """Two pad tokens, none trainable: a micro-batch that adds exactly zero to every gradient."""
+    return Row([pad_id, pad_id], [0, 0], [0.0, 0.0], [0.0, 0.0], group_id=-1, trajectory_id=-1, segment_index=0)
+
+
+def _backward(
+    model: torch.nn.Module,
+    batch: RowBatch,
+    loss_config: LossConfig,
+    total: int,
+    loss_scale: float,
+    autocast: bool,
+    with_entropy: bool,
+) -> LossStats:
+    device = batch.input_ids.device
+    with _autocast(device, autocast):
+        logp, logits = _forward_logprobs(model, batch, loss_config.temperature)
+    ref = batch.ref_logprobs[:, 1:] if batch.ref_logprobs is not None else None
+    loss, batch_stats = ppo_loss(
+        logp,
+        batch.old_logprobs[:, 1:],
+        batch.advantages[:, 1:],
+        batch.loss_mask[:, 1:],
+        total,
+        clip_low=loss_config.clip_low,
+        clip_high=loss_config.clip_high,
+        ref_logprobs=ref,
+        kl_beta=loss_config.kl_beta,
+        logits=logits.detach() if with_entropy else None,
+        temperature=loss_config.temperature,
+    )
+    (loss * loss_scale if loss_scale != 1.0 else loss).backward()
+    return batch_stats
