@@ -88,7 +88,8 @@ class DataParallel(SingleProcess):
         from accelerate import Accelerator
         from accelerate.utils import DistributedType
 
-        self.accelerator = Accelerator()
+        # without cpu=True accelerate ignores torchrun's WORLD_SIZE on a machine with no GPU
+        self.accelerator = Accelerator(cpu=not torch.cuda.is_available())
         self.rank = self.accelerator.process_index
         self.world_size = self.accelerator.num_processes
         self.is_main = self.accelerator.is_main_process
