@@ -77,10 +77,7 @@ class KnowledgeInjector:
         error_class = getattr(verdict, "error_class", None) or ""
         fixes = self.retriever.error_fix_entries(error_class, self.platform)
         if len(fixes) > 1:  # several entries fix this class: the message decides their order
-            ranked = [h.entry_id for h in self._search(query, task, len(self.retriever.entries),
-                                                       kinds=("error-fix",))]
-            order = {entry_id: i for i, entry_id in enumerate(ranked)}
-            fixes.sort(key=lambda e: (order.get(e.id, len(order)), e.id))
+            fixes = self.retriever.rank_error_fixes(query, fixes)
         pieces = [e.text() for e in fixes[:1]]
         extra = self._search(query, task, self.k, exclude_ids=[e.id for e in fixes[:1]])
         pieces += [h.chunk_text for h in extra]

@@ -102,6 +102,13 @@ class Retriever:
         self._chunk_entry = [self.entries[c.entry_id] for c in self.chunks]
         self._bm25 = bm25s.BM25()
         self._bm25.index([tokenize(c.search_text) or ["_empty_"] for c in self.chunks], show_progress=False)
+        # Error-fix entries are also ranked among themselves, with their own term statistics, so
+        # that adding examples (code full of `tl.arange`, `range`) never reorders the fixes.
+        self._fix_chunks = [c for c in self.chunks if self.entries[c.entry_id].kind == "error-fix"]
+        self._fix_bm25 = bm25s.BM25()
+        if self._fix_chunks:
+            self._fix_bm25.index([tokenize(c.search_text) or ["_empty_"] for c in self._fix_chunks],
+                                 show_progress=False)
 
     # ---- lookups ------------------------------------------------------------------------
     def get(self, entry_id: str) -> Entry:
@@ -127,6 +134,17 @@ class Retriever:
         scope = platform_scope(platform)
         return [e for e in self.entries.values()
                 if e.kind == "error-fix" and error_class in e.classes and e.platform in scope]
+
+    def rank_error_fixes(self, query: str, fixes: Sequence[Entry]) -> list[Entry]:
+        """`fixes` (error-fix entries) ordered by how well their best chunk matches `query`,
+        scored against the error-fix entries alone; ties and unmatched entries by id."""
+        tokens = tokenize(query)
+        best: dict[str, float] = {}
+        if tokens and self._fix_chunks:
+            scores = np.asarray(self._fix_bm25.get_scores(tokens), dtype=np.float64)
+            for chunk, score in zip(self._fix_chunks, scores, strict=True):
+                best[chunk.entry_id] = max(best.get(chunk.entry_id, 0.0), float(score))
+        return sorted(fixes, key=lambda e: (-best.get(e.id, 0.0), e.id))
 
     # ---- search -------------------------------------------------------------------------
     def search(self, query: str, platform: str, k: int = 3, exclude_tasks: Iterable[str] = (),
