@@ -322,12 +322,12 @@ class Trainer:
         trajectories, generation_s = self.rollout(step)
         rollout_s = time.perf_counter() - started
         rows, _ = self.rows_for(trajectories)
-        if trajectories and not any(
-            lp is not None for traj in trajectories for seg in traj.segments for lp in seg.logprobs
-        ):
-            raise UsageError(f"policy {self.policy.name} returned no log-probs", "train with an `hf` policy")
         # the whole step's episodes and rows, for metrics and the trajectory file (rank 0)
         step_trajectories = interleave(self.dp.gather(trajectories), self.config.group_size)
+        if step_trajectories and not any(
+            lp is not None for traj in step_trajectories for seg in traj.segments for lp in seg.logprobs
+        ):
+            raise UsageError(f"policy {self.policy.name} returned no log-probs", "train with an `hf` policy")
         step_rows = [row for rank_rows in self.dp.gather(rows) for row in rank_rows]
         if self.dp.is_main:
             self._save_trajectories(step + 1, step_trajectories)
