@@ -28,8 +28,8 @@ def register(app: typer.Typer) -> None:
         from atrl.rl.trainer import Trainer
 
         cfg = load_config(config, overrides, out_dir=str(out) if out is not None else None)
-        console = Console()
         trainer = Trainer(cfg)
+        console = Console(quiet=not trainer.dp.is_main)  # one progress line per step, not one per rank
         if trainer.step:
             console.print(f"resuming {cfg.out_dir} at step {trainer.step}")
         try:
