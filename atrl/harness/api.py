@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, as_completed
 from pathlib import Path
 from typing import Any
 
+from atrl.errors import UsageError
 from atrl.harness import HARNESS_VERSION
 from atrl.harness.cache import VerdictCache, cache_key
 from atrl.harness.failures import REWARD_HACK_RULES
@@ -41,6 +42,18 @@ def _visible_gpus() -> tuple[str, ...]:
     return tuple(str(i) for i in range(count))
 
 
+def select_gpus(visible: Sequence[str], indices: Sequence[int] | None) -> tuple[str, ...]:
+    """The device ids of `visible` at `indices` (torch's device numbering); all when None.
+    A data-parallel rank passes its local rank so its workers use its own GPU only."""
+    if indices is None:
+        return tuple(visible)
+    bad = [i for i in indices if not 0 <= i < len(visible)]
+    if bad:
+        raise UsageError(f"GPU index {bad[0]} is not visible ({len(visible)} GPUs visible)",
+                         "pass indices below the number of visible GPUs")
+    return tuple(visible[i] for i in indices)
+
+
 class Harness:
     """Evaluates candidates for tasks on one backend, with a pool of worker processes.
 
@@ -51,7 +64,8 @@ class Harness:
     use_cache=False neither reads nor writes it. stage_timeouts: seconds per stage, e.g.
     `{"compile": 60, "correctness": 60, "profile": 120}`. compute_policy: override the tasks'
     own ("strict" | "partial"). limits: worker resource limits. runner: the worker's job
-    function ("module:function"); only tests replace the real judge.
+    function ("module:function"); only tests replace the real judge. gpus: indices of the
+    visible GPUs the workers may use (default: all).
     """
 
     def __init__(self, backend: str = "auto", workers: int | None = None, trials: int = 5, timed_calls: int = 100,
@@ -60,14 +74,15 @@ class Harness:
                  score_config: ScoreConfig = ScoreConfig(), compile_baseline: bool = False, *,
                  warmup_calls: int = 10, seed: int = 0, coverage_threshold: float = 0.5,
                  compute_policy: str | None = None, limits: WorkerLimits | None = None,
-                 runner: str = DEFAULT_RUNNER, runner_sys_path: tuple[str, ...] = ()) -> None:
+                 runner: str = DEFAULT_RUNNER, runner_sys_path: tuple[str, ...] = (),
+                 gpus: Sequence[int] | None = None) -> None:
         from atrl.backends import resolve_backend
         from atrl.harness.judge import JudgeOptions
 
         self.backend = resolve_backend(backend)
         self.device = self.backend.device_name()
         self.preset = preset if preset is not None else self.backend.default_preset
-        self.gpus = _visible_gpus() if self.backend.platform == "cuda" else ()
+        self.gpus = select_gpus(_visible_gpus(), gpus) if self.backend.platform == "cuda" else ()
         self.workers = workers or (WORKERS_PER_GPU * len(self.gpus) if self.gpus else (os.cpu_count() or 1))
         if isinstance(stage_timeouts, StageTimeouts):
             self.stage_timeouts = stage_timeouts

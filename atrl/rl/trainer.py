@@ -122,9 +122,14 @@ def _load_policy(spec: str, out: Path, engine: str | None = None) -> Any:
 def _make_reward_source(config: TrainConfig) -> RewardSource:
     if config.reward == "synthetic":
         return SyntheticScorer(config.synthetic_targets, config.synthetic_saturation)
+    import os
+
     from atrl.harness.api import Harness
 
-    return Harness(backend=config.backend, workers=config.harness_workers)
+    # a data-parallel rank judges on its own GPU (torchrun/accelerate set LOCAL_RANK)
+    local_rank = os.environ.get("LOCAL_RANK") if int(os.environ.get("WORLD_SIZE", "1")) > 1 else None
+    gpus = (int(local_rank),) if local_rank is not None else None
+    return Harness(backend=config.backend, workers=config.harness_workers, gpus=gpus)
 
 
 def _add_lora(model: torch.nn.Module, config: TrainConfig) -> torch.nn.Module:

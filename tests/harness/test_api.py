@@ -112,3 +112,13 @@ def test_submit_returns_a_future_and_module_evaluate_takes_an_id(relu, tmp_path)
         assert future.result(timeout=120).ok
     verdict = api.evaluate("builtin/relu", "no code here", backend="interpreter", cache_dir=tmp_path)
     assert verdict.error_class == "format:no-code"
+
+
+def test_select_gpus_picks_a_ranks_device_and_rejects_invisible_ones():
+    from atrl.errors import UsageError
+    from atrl.harness.api import select_gpus
+
+    assert select_gpus(("2", "5"), None) == ("2", "5")
+    assert select_gpus(("2", "5"), [1]) == ("5",)
+    with pytest.raises(UsageError, match="not visible"):
+        select_gpus(("2", "5"), [2])
