@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from atrl.errors import UsageError
 from atrl.policy.hf import plain_model
+from atrl.rl.schedule import lr_factor
 from atrl.rl.sft_data import BuildReport, SftExample, solution_examples, trajectory_examples
 
 SAVE_DTYPES = {"bfloat16": torch.bfloat16, "float32": torch.float32}
@@ -166,18 +167,6 @@ def save_model(model: torch.nn.Module, tokenizer: Any, directory: Path, dtype: t
 
 
 # -- training ----------------------------------------------------------------------------------
-def lr_factor(step: int, total: int, warmup: int, schedule: str, floor: float) -> float:
-    """Multiplier of the peak LR at optimizer step `step` (0-based) of `total`."""
-    if step < warmup:
-        return (step + 1) / warmup
-    if schedule == "constant":
-        return 1.0
-    progress = min(1.0, (step - warmup) / max(1, total - warmup))
-    if schedule == "linear":
-        return 1.0 - (1.0 - floor) * progress
-    return floor + (1.0 - floor) * 0.5 * (1.0 + math.cos(math.pi * progress))
-
-
 def collate(examples: list[SftExample], pad_id: int, device: torch.device) -> dict[str, torch.Tensor]:
     """Right-padded `input_ids`, `attention_mask` and float `loss_mask`, each [B, T]."""
     width = max(len(e.token_ids) for e in examples)

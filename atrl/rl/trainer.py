@@ -21,7 +21,6 @@ The model stays in eval mode throughout (no dropout), so the first epoch's ratio
 from __future__ import annotations
 
 import copy
-import math
 import random
 import time
 from pathlib import Path
@@ -40,23 +39,16 @@ from atrl.rl.loss import LossStats
 from atrl.rl.metrics import MetricsLog, rollout_metrics, row_metrics
 from atrl.rl.reward_source import RewardSource, SyntheticScorer
 from atrl.rl.rows import Row, build_rows
+from atrl.rl.schedule import lr_factor as schedule_factor
 from atrl.rl.update import LossConfig, accumulate_gradients, micro_batch_count, row_logprobs
 from atrl.tasks.task import Task
 
 
 def lr_factor(config: TrainConfig, optimizer_step: int) -> float:
-    """Multiplier of the peak LR at optimizer step `optimizer_step` (0-based): linear warm-up,
-    then constant, linear or cosine decay to `min_lr_ratio` over the run's optimizer steps."""
-    total = config.steps * config.ppo_epochs
-    if optimizer_step < config.warmup_steps:
-        return (optimizer_step + 1) / config.warmup_steps
-    if config.schedule == "constant":
-        return 1.0
-    progress = min(1.0, (optimizer_step - config.warmup_steps) / max(1, total - config.warmup_steps))
-    floor = config.min_lr_ratio
-    if config.schedule == "linear":
-        return 1.0 - (1.0 - floor) * progress
-    return floor + (1.0 - floor) * 0.5 * (1.0 + math.cos(math.pi * progress))
+    """Multiplier of the peak LR at optimizer step `optimizer_step` (0-based) over the run's
+    `steps × ppo_epochs` optimizer steps (`atrl.rl.schedule.lr_factor`)."""
+    return schedule_factor(optimizer_step, config.steps * config.ppo_epochs, config.warmup_steps,
+                           config.schedule, config.min_lr_ratio)
 
 
 class _TimedPolicy:
