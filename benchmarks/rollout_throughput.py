@@ -1,4 +1,8 @@
-"""Rollout throughput: plain `model.generate` against the static-cache engine, side by side.
+"""Rollout throughput: plain `model.generate` against the static-cache engines, side by side.
+
+Engines (`--engines`, default all three): "plain", "static" (static KV cache, CUDA-graph decode
+step) and "compiled" (the same with the decode forward `torch.compile`d; its first call includes
+the compilation).
 
 For each batch size, both engines continue the same batch of one chat-templated kernel-writing
 prompt (a condensed version of the agent's system prompt and a PyTorch reference module; 323
@@ -39,7 +43,7 @@ import torch
 
 from atrl.policy.engines import EngineOutput, make_engine
 
-ENGINES = ("plain", "static")
+ENGINES = ("plain", "static", "compiled")
 
 REFERENCE_MODULE = '''import torch
 import torch.nn as nn
@@ -172,7 +176,7 @@ def run(args: argparse.Namespace) -> tuple[list[Row], str, int]:
     pad = 0
     if tokenizer is not None:
         pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (tokenizer.eos_token_id or 0)
-    engines = {name: make_engine(name, model, tokenizer) for name in ENGINES}
+    engines = {name: make_engine(name, model, tokenizer) for name in args.engines}
     rows: list[Row] = []
     for batch in args.batch_sizes:
         prompts = [list(prompt) for _ in range(batch)]
@@ -228,7 +232,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--device", help="cuda or cpu (default: cuda when available)")
     p.add_argument("--threads", type=int, help="torch CPU threads (default: torch's own choice)")
     p.add_argument("--out", help="also write the markdown table to this file")
+    p.add_argument("--engines", default=",".join(ENGINES), type=lambda s: [x for x in s.split(",") if x],
+                   help="engines to compare; plain first (the baseline of the speedup column)")
     args = p.parse_args(argv)
+    if not args.engines or args.engines[0] != "plain" or not set(args.engines) <= set(ENGINES):
+        p.error(f"--engines must start with plain and name only {', '.join(ENGINES)}")
     if args.repeats < 1 or args.new_tokens < 1 or not args.batch_sizes:
         p.error("--repeats, --new-tokens and --batch-sizes need positive values")
     return args

@@ -21,6 +21,13 @@ end-of-sequence token until every row has one (checked every `check_every` steps
 row's first EOS is dropped. Every step attends over the whole cache-length bucket (masked), which
 costs a little on CPU and nothing that matters next to launch overhead on a GPU. Memory: one KV
 cache of batch × cache-length tokens per kept shape (`max_states`, default 2).
+
+`compile`: the decode step of a 135M model is still bound by its ~40 small kernels per layer
+inside the graph (norms, rotary, activations, cache writes), not by FLOPs or bytes; with
+`compile=True` the model's forward used by the decode step is `torch.compile`d (inductor fuses
+those into a few kernels per layer) and the compiled step is then captured as above. Each new
+(batch, cache length) shape compiles once (tens of seconds), so this suits runs with few shapes;
+the prefill stays eager (its width changes with every call).
 """
 
 from __future__ import annotations
@@ -73,7 +80,8 @@ class StaticCacheEngine:
     step (default: when the model is on CUDA). `length_bucket`: cache lengths and new-token
     counts are rounded up to a multiple of it so that nearby prompt lengths share one graph.
     `check_every`: decode steps between checks (a device sync) for "every row finished".
-    `max_states`: shapes whose cache and graph are kept.
+    `max_states`: shapes whose cache and graph are kept. `compile`: `torch.compile` the decode
+    step's forward (True: inductor; a string: that `torch.compile` backend, e.g. "eager" in tests).
     """
 
     name = "static"
@@ -87,6 +95,7 @@ class StaticCacheEngine:
         length_bucket: int = 128,
         check_every: int = 8,
         max_states: int = 2,
+        compile: bool | str = False,
     ) -> None:
         config = model.config.get_text_config(decoder=True) if hasattr(model.config, "get_text_config") else model.config
         layer_types = getattr(config, "layer_types", None) or []
@@ -115,6 +124,10 @@ class StaticCacheEngine:
         self._cache_kw = "cache" if "cache" in params else "past_key_values"
         self._keep_logits = "logits_to_keep" in params
         self._states: OrderedDict[tuple[int, int, int, str], _DecodeState] = OrderedDict()
+        self._decode_forward = model.forward
+        if compile:
+            backend = "inductor" if compile is True else str(compile)
+            self._decode_forward = torch.compile(model.forward, backend=backend, dynamic=False)
         self._mask_min = torch.finfo(self.dtype).min if self.dtype.is_floating_point else torch.finfo(torch.float32).min
 
     # ---- public -------------------------------------------------------------------------------
@@ -187,12 +200,15 @@ class StaticCacheEngine:
 
     # ---- the loop's pieces --------------------------------------------------------------------
 
-    def _forward(self, st: _DecodeState, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+    def _forward(
+        self, st: _DecodeState, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor, decode: bool = False
+    ) -> torch.Tensor:
         """Last-position logits `[B, V]` (float32) of one forward pass that appends to the cache."""
         kwargs: dict[str, Any] = {self._cache_kw: st.cache}
         if self._keep_logits:
             kwargs["logits_to_keep"] = 1
-        out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, **kwargs)
+        forward = self._decode_forward if decode else self.model
+        out = forward(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, **kwargs)
         return out.logits[:, -1, :].float()
 
     def _additive(self, allowed: torch.Tensor) -> torch.Tensor:
@@ -266,7 +282,7 @@ class StaticCacheEngine:
     def _decode_step(self, st: _DecodeState) -> None:
         """One token for every row, reading and writing only `st`'s buffers (graph-safe)."""
         allowed = st.valid & (st.slots <= st.pos)
-        logits = self._forward(st, st.ids, self._additive(allowed)[:, None, None, :], st.position_ids)
+        logits = self._forward(st, st.ids, self._additive(allowed)[:, None, None, :], st.position_ids, decode=True)
         self._pick(st, logits)
         st.position_ids.add_(1)
         st.pos.add_(1)

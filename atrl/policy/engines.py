@@ -6,6 +6,8 @@
 - `"static"` — `StaticCacheEngine` (in `engine_static`): a static KV cache and a hand-written
   decode loop whose per-token step is captured once in a CUDA graph and replayed; eager (and
   still exact) on CPU.
+- `"compiled"` — the same engine with the decode step's forward `torch.compile`d first (fewer,
+  fused kernels per step; each new batch/cache shape compiles once).
 - `"vllm"` — `VLLMEngine` (in `engine_vllm`): vLLM, for those who install the `vllm` extra.
 
 All return `EngineOutput`s (see `engine_base`), so `HFPolicy` can delegate to any of them.
@@ -41,7 +43,7 @@ __all__ = [
     "make_engine",
 ]
 
-ENGINE_NAMES = ("plain", "static", "vllm")
+ENGINE_NAMES = ("plain", "static", "compiled", "vllm")
 
 
 def left_pad(prompts: list[list[int]], pad_token_id: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
@@ -127,13 +129,15 @@ class PlainGenerateEngine:
 
 
 def make_engine(name: str, model: Any, tokenizer: Any = None, **options: Any) -> GenerationEngine:
-    """The engine called `name` ("plain" | "static" | "vllm") for `model` (a transformers causal LM;
+    """The engine called `name` ("plain" | "static" | "compiled" | "vllm") for `model` (a transformers causal LM;
     for "vllm", a model directory or hub id, or a model whose `name_or_path` is one). `options`
     go to the engine's constructor. Raises `UsageError` for an unknown name."""
     if name == "plain":
         return PlainGenerateEngine(model, tokenizer, **options)
     if name == "static":
         return StaticCacheEngine(model, tokenizer, **options)
+    if name == "compiled":
+        return StaticCacheEngine(model, tokenizer, **{"compile": True, **options})
     if name == "vllm":
         from atrl.policy.engine_vllm import VLLMEngine
 
