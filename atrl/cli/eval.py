@@ -40,6 +40,7 @@ def register(app: typer.Typer) -> None:
         split: Path | None = typer.Option(None, help="A train/held-out split file: tasks of --split-part, kb examples from train only."),
         split_part: str = typer.Option("heldout", help="train | heldout (with --split)."),
         policy: str = typer.Option("smollm2-135m", help="smollm2-135m | hf:PATH | openai:MODEL@URL | replay:FILE | reference"),
+        engine: str | None = typer.Option(None, help="Generation engine of an hf policy: static | compiled | plain (default: its own loop; static is fastest on a GPU)."),
         samples: int = typer.Option(1, help="Episodes per task."),
         max_turns: int = typer.Option(2, help="Turns per episode."),
         context_budget: int = typer.Option(4096, help="Context window in the policy's tokens."),
@@ -64,7 +65,7 @@ def register(app: typer.Typer) -> None:
         config = EvalConfig(
             suite=suite, path=str(path) if path else None, level=level, tasks=explicit, limit=limit,
             with_solution=with_solution, split=str(split) if split else None, split_part=split_part, policy=policy,
-            samples=samples, max_turns=max_turns, context_budget=context_budget, turns_per_segment=turns_per_segment,
+            engine=engine, samples=samples, max_turns=max_turns, context_budget=context_budget, turns_per_segment=turns_per_segment,
             max_response_tokens=max_response_tokens, temperature=temperature, seed=seed, kb=kb, backend=backend,
             preset=preset, trials=trials, use_cache=cache,
         )

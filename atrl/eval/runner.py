@@ -149,7 +149,11 @@ def run_eval(
         if policy is None:
             from atrl.policy import load_policy
 
-            policy = load_policy(config.policy)
+            options = {"engine": config.engine} if config.engine else {}
+            if options and not (config.policy == "smollm2-135m" or config.policy.startswith("hf:")):
+                raise UsageError(f"--engine {config.engine} applies to hf policies, not {config.policy!r}",
+                                 "drop --engine, or use --policy hf:DIR / smollm2-135m")
+            policy = load_policy(config.policy, **options)
         knowledge = None
         if config.kb:
             from atrl.kb.inject import KnowledgeInjector

@@ -101,3 +101,24 @@ def test_split_selects_its_part_and_limits_kb_examples_to_training_tasks(tmp_pat
     run_eval(config, tmp_path)
     assert seen["allow_example_tasks"] == read_split(split_file).ids("train")
     assert not set(seen["allow_example_tasks"]) & set(heldout)
+
+
+def test_engine_applies_to_hf_policies_only(tmp_path):
+    config = _config(policy="reference", tasks=["relu"], max_turns=1, engine="static")
+    with pytest.raises(UsageError, match="applies to hf policies"):
+        run_eval(config, tmp_path)
+
+
+def test_engine_is_handed_to_the_hf_policy(tmp_path, monkeypatch):
+    import atrl.policy
+
+    seen: dict = {}
+
+    def fake_load_policy(spec, **options):
+        seen.update(options, spec=spec)
+        raise UsageError("stop here", "nothing")
+
+    monkeypatch.setattr(atrl.policy, "load_policy", fake_load_policy)
+    with pytest.raises(UsageError, match="stop here"):
+        run_eval(_config(policy="hf:some/dir", tasks=["relu"], max_turns=1, engine="static"), tmp_path)
+    assert seen == {"spec": "hf:some/dir", "engine": "static"}
