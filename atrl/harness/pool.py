@@ -160,7 +160,13 @@ class WorkerPool:
         self.sys_path = tuple(sys_path)
         self.max_jobs_per_worker = max_jobs_per_worker
         self._threads_per_worker = str(max(1, (os.cpu_count() or 1) // workers))
-        self._lock_dir = tempfile.mkdtemp(prefix="atrl-pool-")
+        # Timing locks are per pool, unless several harnesses share a machine's GPUs (parallel runs):
+        # `$ATRL_GPU_LOCK_DIR` names one lock directory for all of them, keyed by physical GPU id.
+        shared = os.environ.get("ATRL_GPU_LOCK_DIR")
+        self._own_lock_dir = not shared
+        if shared:
+            os.makedirs(shared, exist_ok=True)
+        self._lock_dir = shared or tempfile.mkdtemp(prefix="atrl-pool-")
         self._queue: queue.Queue[Job | None] = queue.Queue()
         self._ids = itertools.count(1)
         self._closed = False
@@ -213,7 +219,8 @@ class WorkerPool:
             self._workers.clear()
         for worker in leftover:
             self._dispose(worker)
-        shutil.rmtree(self._lock_dir, ignore_errors=True)
+        if self._own_lock_dir:
+            shutil.rmtree(self._lock_dir, ignore_errors=True)
         _LIVE_POOLS.discard(self)
 
     def __enter__(self) -> WorkerPool:

@@ -233,3 +233,23 @@ def test_out_of_memory_on_a_shared_gpu_is_judged_again_with_the_device_alone(tmp
         verdict = gpu_pool.submit(TASK, "oom-unless-alone", None).result(timeout=120)
     assert verdict.ok, verdict.message
 
+
+
+def test_pools_share_timing_locks_through_atrl_gpu_lock_dir(tmp_path, monkeypatch):
+    # two runs on one machine: both pools lock the same file for GPU "1", and closing one keeps it
+    shared = tmp_path / "locks"
+    monkeypatch.setenv("ATRL_GPU_LOCK_DIR", str(shared))
+    with WorkerPool("cuda", "cuda", workers=1, gpus=("1",), runner="fault_runners:run", sys_path=(HERE,)) as first:
+        with WorkerPool("cuda", "cuda", workers=1, gpus=("1",), runner="fault_runners:run",
+                        sys_path=(HERE,)) as second:
+            assert first._lock_dir == second._lock_dir == str(shared)
+            assert _run(first, "ok").ok and _run(second, "ok").ok
+    assert (shared / "gpu1.lock").exists()  # created by the workers, left for the other pools
+
+
+def test_a_pool_without_the_variable_removes_its_own_lock_dir(monkeypatch):
+    monkeypatch.delenv("ATRL_GPU_LOCK_DIR", raising=False)
+    with WorkerPool("cuda", "cuda", workers=1, gpus=("0",), runner="fault_runners:run", sys_path=(HERE,)) as p:
+        own = p._lock_dir
+        assert _run(p, "ok").ok
+    assert not os.path.exists(own)
