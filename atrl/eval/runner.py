@@ -39,15 +39,18 @@ class EvalResult:
 
 
 def select_tasks(config: EvalConfig) -> list[Task]:
-    """The tasks of the run: explicit ids, or the suite (level-filtered), skipped tasks left out."""
+    """The tasks of the run: a split's part, explicit ids, or the suite; then level-filtered,
+    skipped tasks left out."""
     if config.split:
         from atrl.rl.split import tasks_for
 
-        return tasks_for(config.split, config.split_part)
-    if config.tasks:
+        tasks = [t for t in tasks_for(config.split, config.split_part)
+                 if config.level is None or t.level == config.level]
+    elif config.tasks:
         return [get_task(t if "/" in t else f"{config.suite}/{t}", config.path) for t in config.tasks]
-    loaded = load_suite(config.suite, config.path, config.level)
-    tasks = sorted((t for t in loaded.tasks if not t.skipped), key=lambda t: t.id)
+    else:
+        loaded = load_suite(config.suite, config.path, config.level)
+        tasks = sorted((t for t in loaded.tasks if not t.skipped), key=lambda t: t.id)
     if config.with_solution:
         tasks = [t for t in tasks if t.solution is not None]
     if config.limit is not None:

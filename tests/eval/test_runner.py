@@ -122,3 +122,15 @@ def test_engine_is_handed_to_the_hf_policy(tmp_path, monkeypatch):
     with pytest.raises(UsageError, match="stop here"):
         run_eval(_config(policy="hf:some/dir", tasks=["relu"], max_turns=1, engine="static"), tmp_path)
     assert seen == {"spec": "hf:some/dir", "engine": "static"}
+
+
+def test_split_with_level_keeps_only_that_levels_tasks_of_the_part():
+    from atrl.eval.runner import select_tasks
+    from atrl.rl.split import read_split
+
+    heldout = set(read_split("configs/split-builtin.yaml").ids("heldout"))
+    level1 = select_tasks(EvalConfig(split="configs/split-builtin.yaml", split_part="heldout", level=1))
+    everything = select_tasks(EvalConfig(split="configs/split-builtin.yaml", split_part="heldout"))
+    assert level1 and all(t.level == 1 and t.id in heldout for t in level1)
+    assert {t.id for t in everything} == heldout - {t.id for t in everything if t.skipped}
+    assert len(level1) < len(everything)
