@@ -166,7 +166,7 @@ class WorkerPool:
         self._own_lock_dir = not shared
         if shared:
             os.makedirs(shared, exist_ok=True)
-        self._lock_dir = shared or tempfile.mkdtemp(prefix="atrl-pool-")
+        self._lock_dir = os.path.abspath(shared) if shared else tempfile.mkdtemp(prefix="atrl-pool-")
         self._queue: queue.Queue[Job | None] = queue.Queue()
         self._ids = itertools.count(1)
         self._closed = False

@@ -242,7 +242,7 @@ def test_pools_share_timing_locks_through_atrl_gpu_lock_dir(tmp_path, monkeypatc
     with WorkerPool("cuda", "cuda", workers=1, gpus=("1",), runner="fault_runners:run", sys_path=(HERE,)) as first:
         with WorkerPool("cuda", "cuda", workers=1, gpus=("1",), runner="fault_runners:run",
                         sys_path=(HERE,)) as second:
-            assert first._lock_dir == second._lock_dir == str(shared)
+            assert first._lock_dir == second._lock_dir == os.path.abspath(shared)
             assert _run(first, "ok").ok and _run(second, "ok").ok
     assert (shared / "gpu1.lock").exists()  # created by the workers, left for the other pools
 
