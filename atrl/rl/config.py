@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from atrl.errors import UsageError
 
@@ -30,6 +30,12 @@ class TrainConfig(BaseModel):
     task_ids: list[str] = Field(
         default_factory=list, description="only these task ids (empty: the whole suite/level)"
     )
+    split: str | None = Field(
+        None,
+        description="train/held-out split file (configs/split-builtin.yaml): tasks of split_part "
+        "(still filtered by level), kb examples from its train part only; excludes task_ids",
+    )
+    split_part: Literal["train", "heldout"] = Field("train", description="the split's part to train on")
     reward: Literal["harness", "synthetic"] = Field(
         "harness", description="reward source: the harness or the synthetic scorer"
     )
@@ -42,6 +48,10 @@ class TrainConfig(BaseModel):
     agent: dict[str, Any] = Field(
         default_factory=dict, description="atrl.agent.AgentConfig fields (turns, budget, ...)"
     )
+    kb: bool = Field(
+        False, description="knowledge-base text in rollouts (agent.kb must stay on); with split: train examples only"
+    )
+    kb_tokens: int = Field(600, ge=1, description="token budget of the knowledge-base text per injection")
 
     # advantages
     estimator: str = Field("atrl", description="advantage estimator: grpo | drgrpo | atrl | atrl_hybrid")
@@ -98,6 +108,17 @@ class TrainConfig(BaseModel):
 
         if value not in estimator_names():
             raise ValueError(f"unknown estimator {value!r}; choose one of {', '.join(estimator_names())}")
+        return value
+
+    @field_validator("split")
+    @classmethod
+    def _split_or_task_ids(cls, value: str | None, info: ValidationInfo) -> str | None:
+        value = value or None  # `--set split=` means no split
+        if value is not None and info.data.get("task_ids"):
+            raise ValueError(
+                "split and task_ids both select the training tasks; keep one of them "
+                "(task_ids=[] to train on the split, or split=null to train on task_ids)"
+            )
         return value
 
     @field_validator("agent")

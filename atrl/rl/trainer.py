@@ -40,6 +40,7 @@ from atrl.rl.metrics import MetricsLog, rollout_metrics, row_metrics
 from atrl.rl.reward_source import RewardSource, SyntheticScorer
 from atrl.rl.rows import Row, build_rows
 from atrl.rl.schedule import lr_factor as schedule_factor
+from atrl.rl.split import Split
 from atrl.rl.update import LossConfig, accumulate_gradients, micro_batch_count, row_logprobs
 from atrl.tasks.task import Task
 
@@ -69,9 +70,45 @@ class _TimedPolicy:
             self.seconds += time.perf_counter() - start
 
 
+def _read_split(config: TrainConfig) -> Split:
+    """The config's split file, read and checked against the suite (UsageError naming the file)."""
+    from atrl.rl.split import read_split, validate_split
+    from atrl.tasks.registry import load_suite
+
+    assert config.split is not None
+    split = read_split(config.split)
+    if split.suite != config.suite:
+        raise UsageError(
+            f"split file {config.split} splits suite {split.suite!r}, the config trains on suite {config.suite!r}",
+            f"set suite: {split.suite}, or pass a split file of suite {config.suite!r}",
+        )
+    validate_split(split, load_suite(config.suite, config.suite_path).tasks, config.split)
+    return split
+
+
+def _split_tasks(config: TrainConfig) -> list[Task]:
+    """The tasks of the split's `split_part`, in file order, of `level` when it is set."""
+    from atrl.rl.split import split_tasks
+    from atrl.tasks.registry import load_suite
+
+    split = _read_split(config)
+    tasks = split_tasks(split, config.split_part, load_suite(config.suite, config.suite_path).tasks)
+    if config.level is not None:
+        tasks = [t for t in tasks if t.level == config.level]
+    tasks = [t for t in tasks if "skipped" not in t.flags]
+    if not tasks:
+        raise UsageError(
+            f"the {config.split_part} part of {config.split} has no runnable task of level {config.level}",
+            "set level=null (all levels) or another level",
+        )
+    return tasks
+
+
 def _load_tasks(config: TrainConfig) -> list[Task]:
     from atrl.tasks.registry import load_suite
 
+    if config.split:
+        return _split_tasks(config)
     tasks = load_suite(config.suite, config.suite_path, config.level).tasks
     if config.task_ids:
         wanted = set(config.task_ids)
@@ -109,6 +146,35 @@ def _load_policy(spec: str, out: Path, engine: str | None = None) -> Any:
     from atrl.policy import load_policy
 
     return load_policy(spec, **({"engine": engine} if engine else {}))
+
+
+def _make_knowledge(config: TrainConfig, policy: Any) -> Any | None:
+    """The rollouts' knowledge-base injector (None when `kb` is off). With a split, only the
+    split's training tasks' solutions may appear as examples: held-out solutions never do."""
+    if not config.kb:
+        return None
+    from atrl.kb.inject import KnowledgeInjector
+
+    allowed = _read_split(config).ids("train") if config.split else None
+    return KnowledgeInjector(
+        config.agent_config().platform,
+        budget_tokens=config.kb_tokens,
+        count_tokens=lambda text: len(policy.tokenize(text)),
+        allow_example_tasks=allowed,
+    )
+
+
+def _check_knowledge(config: TrainConfig, knowledge: Any) -> None:
+    """A given injector must not show held-out examples when the config names a split."""
+    if knowledge is None or not config.split or not hasattr(knowledge, "allow_example_tasks"):
+        return
+    train = set(_read_split(config).ids("train"))
+    allowed = knowledge.allow_example_tasks
+    if allowed is None or not set(allowed) <= train:
+        raise UsageError(
+            f"the knowledge injector may show examples of tasks outside the train part of {config.split}",
+            "build it with allow_example_tasks = the split's train ids (or let the trainer build it: kb=true)",
+        )
 
 
 def _make_reward_source(config: TrainConfig) -> RewardSource:
@@ -181,6 +247,9 @@ class Trainer:
         self.pad_id = pad if pad is not None else (getattr(tokenizer, "eos_token_id", None) or 0)
         self.tasks = tasks if tasks is not None else _load_tasks(config)
         self.reward_source = reward_source if reward_source is not None else _make_reward_source(config)
+        if knowledge is None:
+            knowledge = _make_knowledge(config, policy)
+        _check_knowledge(config, knowledge)
         self.knowledge = knowledge
         temperature = config.agent_config().temperature
         self.loss_config = LossConfig(config.clip_low, config.clip_high, config.kl_beta, temperature or 1.0)
