@@ -14,12 +14,18 @@ Ties are broken by entry id, then chunk index, so results are deterministic.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-import bm25s
+# bm25s runs a JAX top-k when it is imported and JAX is installed; JAX then preallocates 75% of
+# every visible GPU's memory, which starves the policy and the harness. Keep JAX on the CPU
+# unless the user chose its platform.
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+import bm25s  # noqa: E402
 import numpy as np
 
 from atrl.errors import UsageError

@@ -106,3 +106,18 @@ def test_verdict_query_carries_class_stage_and_message_without_numbers() -> None
                               message="output has NaN/Inf at index 123", feedback="")
     query = verdict_query(verdict)
     assert "correctness:nan" in query and "NaN" in query and "123" not in query
+
+
+def test_importing_the_retriever_keeps_jax_off_the_gpu():
+    # bm25s runs a JAX top-k at import; on a GPU machine JAX would preallocate 75% of each GPU
+    import os
+    import subprocess
+    import sys
+
+    code = "import os; os.environ.pop('JAX_PLATFORMS', None); import atrl.kb.retriever; print(os.environ['JAX_PLATFORMS'])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "cpu"
+    env = {**os.environ, "JAX_PLATFORMS": "cuda"}
+    code = "import os; import atrl.kb.retriever; print(os.environ['JAX_PLATFORMS'])"
+    chosen = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert chosen.stdout.strip() == "cuda"  # a user's own choice is kept
