@@ -46,4 +46,5 @@ def register(app: typer.Typer) -> None:
             close = getattr(trainer.reward_source, "close", None)
             if close is not None:
                 close()
+            trainer.dp.close()
         console.print(f"done: metrics in {Path(cfg.out_dir) / 'metrics.jsonl'}")

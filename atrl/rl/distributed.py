@@ -80,6 +80,10 @@ class SingleProcess:
     def wait(self) -> None:
         return None
 
+    def close(self) -> None:
+        """End of the run: release what the processes share (nothing for one process)."""
+        return None
+
 
 class DataParallel(SingleProcess):
     """W processes, one device each, set up by `accelerate launch` (DDP or FSDP per its config)."""
@@ -148,6 +152,11 @@ class DataParallel(SingleProcess):
 
     def wait(self) -> None:
         self.accelerator.wait_for_everyone()
+
+    def close(self) -> None:
+        self.accelerator.wait_for_everyone()
+        if torch.distributed.is_initialized():
+            torch.distributed.destroy_process_group()  # NCCL warns of leaked resources otherwise
 
 
 def data_parallel() -> SingleProcess:
