@@ -50,6 +50,10 @@ def rollout_metrics(trajectories: Sequence[Trajectory]) -> dict[str, float]:
         "truncated_responses": float(
             sum(t.finish_reason == "length" for traj in trajectories for t in traj.turns)
         ),
+        # sampled tokens (responses and summaries: the ones with a log-prob)
+        "tokens_generated": float(
+            sum(lp is not None for traj in trajectories for seg in traj.segments for lp in seg.logprobs)
+        ),
     }
 
 

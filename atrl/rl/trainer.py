@@ -416,6 +416,7 @@ class Trainer:
             "time_evaluation_s": max(0.0, rollout_s - generation_s),
             "time_update_s": update_s,
             "time_step_s": time.perf_counter() - started,
+            "generation_tokens_per_s": record["tokens_generated"] / generation_s if generation_s > 0 else 0.0,
         }
         self.metrics.append(record)
         if self.step % self.config.save_every == 0 or self.step == self.config.steps:

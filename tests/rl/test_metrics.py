@@ -1,0 +1,28 @@
+"""Per-step rollout metrics counted from hand-built trajectories."""
+
+from atrl.agent.records import Segment, Trajectory, Turn
+from atrl.rl.metrics import rollout_metrics
+
+
+def _trajectory(scores: list[float], logprobs: list[list[float | None]], truncated: int = 0) -> Trajectory:
+    turns = [Turn(index=i, segment=0, response_text="", response_start=0, response_end=0,
+                  finish_reason="length" if i < truncated else "stop", score=s,
+                  verdict={"ok": s >= 1.0, "stage": "done" if s >= 1.0 else "compile"})
+             for i, s in enumerate(scores)]
+    segments = [Segment(index=i, token_ids=[0] * len(lp), token_types=["response"] * len(lp), logprobs=lp)
+                for i, lp in enumerate(logprobs)]
+    return Trajectory(task_id="t", sample=0, policy="p", segments=segments, turns=turns,
+                      best_score=max(scores), best_turn=scores.index(max(scores)))
+
+
+def test_rollout_metrics_count_rewards_rates_and_sampled_tokens():
+    a = _trajectory([0.0, 2.0], [[None, None, -0.1, -0.2], [None, -0.3]], truncated=1)
+    b = _trajectory([0.5], [[None, -0.5, -0.6, -0.7]])
+    m = rollout_metrics([a, b])
+    assert m["episodes"] == 2
+    assert m["reward_mean"] == 1.25 and m["reward_max"] == 2.0
+    assert m["correct_rate"] == 1 / 3
+    assert m["episode_solved_rate"] == 0.5
+    assert m["segments_per_episode"] == 1.5
+    assert m["truncated_responses"] == 1
+    assert m["tokens_generated"] == 6  # tokens with a log-prob: 2 + 1 + 3
