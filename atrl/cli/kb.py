@@ -1,5 +1,6 @@
 """`atrl kb list`, `atrl kb search` and `atrl kb show`: browse and query the knowledge base.
-Presentation only; loading and retrieval live in `atrl.kb`."""
+Presentation only; loading and retrieval live in `atrl.kb` (imported per command: `bm25s` is
+not needed by the other commands)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,6 @@ from typing import Optional
 import typer
 from rich.console import Console
 from rich.table import Table
-
-from atrl.kb.retriever import default_retriever, platform_scope
 
 kb_app = typer.Typer(help="Browse and search the platform knowledge base.", no_args_is_help=True)
 
@@ -29,6 +28,8 @@ def list_entries(
     as_json: bool = typer.Option(False, "--json", help="Print a JSON list."),
 ) -> None:
     """List entries (id, platform, kind, title), sorted by id."""
+    from atrl.kb.retriever import default_retriever
+
     entries = default_retriever().list(platform, kind)
     if as_json:
         typer.echo(json.dumps([{"id": e.id, "platform": e.platform, "kind": e.kind, "title": e.title,
@@ -52,6 +53,8 @@ def search(
     as_json: bool = typer.Option(False, "--json", help="Print the hits as JSON."),
 ) -> None:
     """The best-matching entries for QUERY (BM25), best first."""
+    from atrl.kb.retriever import default_retriever, platform_scope
+
     platform_scope(platform)
     hits = default_retriever().search(query, platform, k=k, exclude_tasks=exclude_task)
     if as_json:
@@ -68,6 +71,8 @@ def search(
 def show(entry_id: str = typer.Argument(..., metavar="ID", help="Entry id, e.g. cuda-tl-dot or "
                                                                 "example/softmax.")) -> None:
     """Print one entry: its metadata, then its text."""
+    from atrl.kb.retriever import default_retriever
+
     entry = default_retriever().get(entry_id)
     typer.echo(f"id: {entry.id}\nplatform: {entry.platform}\nkind: {entry.kind}\ntags: {', '.join(entry.tags)}")
     if entry.classes:

@@ -36,3 +36,12 @@ def test_unknown_id_or_platform_exits_2(capsys) -> None:
     assert main(["kb", "search", "x", "--platform", "tpu"]) == 2
     assert main(["kb", "list", "--kind", "poem"]) == 2
     assert "unknown platform" in capsys.readouterr().err
+
+
+def test_the_cli_does_not_import_bm25s_until_a_kb_command_runs():
+    import subprocess
+    import sys
+
+    code = "import sys, atrl.cli; print('bm25s' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
