@@ -155,7 +155,10 @@ class WorkerPool:
         self.timeouts = stage_timeouts or StageTimeouts()
         limits = limits or WorkerLimits()
         # CUDA maps far more virtual memory than it uses: an address-space cap breaks it.
-        self.limits = WorkerLimits(None, limits.file_size, limits.processes) if self.gpus else limits
+        if self.gpus:
+            self.limits = WorkerLimits(None, limits.file_size, limits.processes, limits.gpu_memory_fraction)
+        else:  # no GPU: the address-space limit applies, a GPU memory cap has nothing to cap
+            self.limits = WorkerLimits(limits.address_space, limits.file_size, limits.processes, None)
         self.runner = runner
         self.sys_path = tuple(sys_path)
         self.max_jobs_per_worker = max_jobs_per_worker

@@ -46,11 +46,17 @@ class WorkerLimits:
     oversized write fails with an OSError instead of killing the worker).
     processes: RLIMIT_NPROC; off by default because Linux counts every thread of every
     process of the user against it, including the caller's own.
+    gpu_memory_fraction: GPU workers only — PyTorch's cap on this worker's allocations, as a
+    share of its GPU (`torch.cuda.set_per_process_memory_fraction`), so that a runaway candidate
+    fails with out-of-memory instead of taking the memory of the policy and the other workers
+    on the same GPU. It is a per-candidate budget: a job re-judged with the device held alone
+    keeps it too (0.25 of an H200 is ~35 GiB, far above what any builtin task needs).
     """
 
     address_space: int | None = 8 * GIB
     file_size: int | None = 256 * MIB
     processes: int | None = None
+    gpu_memory_fraction: float | None = 0.25
 
 
 @dataclass(frozen=True)
@@ -166,6 +172,19 @@ def apply_limits(limits: WorkerLimits) -> None:
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 
 
+def cap_gpu_memory(fraction: float | None) -> bool:
+    """Cap this process's PyTorch allocations on its GPU at `fraction` of the device. Returns
+    whether a cap applies (False without CUDA or without a fraction)."""
+    if fraction is None:
+        return False
+    import torch
+
+    if not torch.cuda.is_available():
+        return False
+    torch.cuda.set_per_process_memory_fraction(fraction)
+    return True
+
+
 def _die_with_parent(parent_pid: int) -> None:
     """Ask Linux to SIGKILL this worker when the pool's thread that started it dies, so a
     hung candidate never outlives a killed caller."""
@@ -197,7 +216,8 @@ def isolation_measures(limits: WorkerLimits, network_namespace: bool) -> dict[st
     """The isolation in effect in this worker, for the pool to report."""
     return {"scrubbed_environment": True, "private_tmpdir": os.getcwd(), "network_namespace": network_namespace,
             "address_space_bytes": limits.address_space, "file_size_bytes": limits.file_size,
-            "processes": limits.processes, "die_with_parent": sys.platform.startswith("linux")}
+            "processes": limits.processes, "die_with_parent": sys.platform.startswith("linux"),
+            "gpu_memory_fraction": limits.gpu_memory_fraction}
 
 
 def load_runner(spec: str) -> Any:
@@ -270,6 +290,7 @@ def serve(conn: Connection) -> None:
     for entry in reversed(config.sys_path):
         sys.path.insert(0, entry)
     runner = load_runner(config.runner)
+    cap_gpu_memory(config.limits.gpu_memory_fraction)
     timing_lock = DeviceTimingLock(config.timing_lock_path) if config.timing_lock_path else NoTimingLock()
     conn.send(("ready", os.getpid(), isolation_measures(config.limits, network_namespace)))
     while True:

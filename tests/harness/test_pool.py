@@ -253,3 +253,52 @@ def test_a_pool_without_the_variable_removes_its_own_lock_dir(monkeypatch):
         own = p._lock_dir
         assert _run(p, "ok").ok
     assert not os.path.exists(own)
+
+
+def test_gpu_pools_cap_each_workers_gpu_memory_and_cpu_pools_do_not():
+    gpu = WorkerPool("cuda", "cuda", workers=1, gpus=("0",), runner="fault_runners:run", sys_path=(HERE,),
+                     limits=WorkerLimits(gpu_memory_fraction=0.1))
+    cpu = WorkerPool("interpreter", "cpu", workers=1, runner="fault_runners:run", sys_path=(HERE,))
+    try:
+        assert gpu.limits.gpu_memory_fraction == 0.1 and gpu.limits.address_space is None
+        assert cpu.limits.gpu_memory_fraction is None and cpu.limits.address_space == WorkerLimits().address_space
+        assert _run(gpu, "ok").ok  # a CPU machine: the cap is requested, CUDA is absent, the job runs
+        assert gpu.isolation["gpu_memory_fraction"] == 0.1
+    finally:
+        gpu.close()
+        cpu.close()
+
+
+def test_cap_gpu_memory_sets_pytorchs_per_process_fraction(monkeypatch):
+    import torch
+
+    from atrl.harness.worker import cap_gpu_memory
+
+    calls = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "set_per_process_memory_fraction", lambda f, *a, **k: calls.append(f))
+    assert cap_gpu_memory(0.25) and calls == [0.25]
+    assert not cap_gpu_memory(None) and calls == [0.25]
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert not cap_gpu_memory(0.5) and calls == [0.25]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
+def test_a_candidate_allocating_beyond_the_cap_is_out_of_memory_and_the_gpu_stays_free():
+    # the candidate asks for 30% of the GPU; its worker may take 5%
+    import torch
+
+    from atrl.harness.api import Harness
+    from atrl.tasks.registry import get_task
+
+    task = get_task("builtin/relu")
+    total = torch.cuda.get_device_properties(0).total_memory
+    hog = task.solution.replace("        y = torch.empty_like(x)",
+                                f"        self.hog = torch.empty({int(0.3 * total)}, dtype=torch.uint8, device=x.device)\n"
+                                "        y = torch.empty_like(x)", 1)
+    assert hog != task.solution
+    with Harness(backend="cuda", workers=1, use_cache=False, limits=WorkerLimits(gpu_memory_fraction=0.05)) as h:
+        verdict = h.evaluate(task, hog)
+        assert verdict.error_class == "out-of-memory", verdict.message
+        assert h.evaluate(task, task.solution).ok  # the same worker slot judges the next candidate
