@@ -82,6 +82,8 @@ class StaticCacheEngine:
     `check_every`: decode steps between checks (a device sync) for "every row finished".
     `max_states`: shapes whose cache and graph are kept. `compile`: `torch.compile` the decode
     step's forward (True: inductor; a string: that `torch.compile` backend, e.g. "eager" in tests).
+    `gqa_decode`: switch an "sdpa" model to `atrl.policy.attention`'s "atrl_sdpa", which runs
+    single-token steps on the unexpanded key/value heads (same results, less memory traffic).
     """
 
     name = "static"
@@ -96,6 +98,7 @@ class StaticCacheEngine:
         check_every: int = 8,
         max_states: int = 2,
         compile: bool | str = False,
+        gqa_decode: bool = True,
     ) -> None:
         config = model.config.get_text_config(decoder=True) if hasattr(model.config, "get_text_config") else model.config
         layer_types = getattr(config, "layer_types", None) or []
@@ -105,7 +108,12 @@ class StaticCacheEngine:
                 "use the 'plain' engine for it",
             )
         attn = getattr(model.config, "_attn_implementation", None) or "sdpa"
-        if attn not in ("sdpa", "eager"):
+        if attn == "sdpa" and gqa_decode:
+            from atrl.policy.attention import use_gqa_decode_attention
+
+            if use_gqa_decode_attention(model):
+                attn = model.config._attn_implementation
+        if attn not in ("sdpa", "eager", "atrl_sdpa"):
             raise UsageError(f"the static engine passes 4D additive masks, which attention {attn!r} does not take",
                              "load the model with attn_implementation='sdpa' or use the 'plain' engine")
         self.model = model

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import math
 
@@ -232,3 +233,23 @@ def test_compiled_engine_on_cuda_matches_the_graph_captured_static_engine():
         assert [g.token_ids for g in got] == [w.token_ids for w in want]
         for g, w in zip(got, want, strict=True):
             assert g.logprobs == pytest.approx(w.logprobs, abs=1e-3)
+
+
+def test_static_engine_runs_decode_steps_on_unexpanded_kv_heads_unless_told_not_to():
+    cfg = transformers.LlamaConfig(
+        vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
+        pad_token_id=PAD, eos_token_id=None, bos_token_id=None,
+    )
+    torch.manual_seed(0)
+    kept = transformers.LlamaForCausalLM(cfg).eval()
+    switched = transformers.LlamaForCausalLM(copy.deepcopy(cfg)).eval()  # a config of its own
+    switched.load_state_dict(kept.state_dict())
+    StaticCacheEngine(kept, length_bucket=16, gqa_decode=False)
+    engine = StaticCacheEngine(switched, length_bucket=16)
+    assert kept.config._attn_implementation == "sdpa" and switched.config._attn_implementation == "atrl_sdpa"
+    want = StaticCacheEngine(kept, length_bucket=16, gqa_decode=False).generate(RAGGED, 12, 0.0, 1.0, None, [], PAD)
+    got = engine.generate(RAGGED, 12, 0.0, 1.0, None, [], PAD)
+    assert [g.token_ids for g in got] == [w.token_ids for w in want]
+    for g, w in zip(got, want, strict=True):
+        assert g.logprobs == pytest.approx(w.logprobs, abs=1e-5)
