@@ -17,7 +17,7 @@ from atrl.jsonio import read_journal
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKER = Path(__file__).with_name("distributed_worker.py")
-TIMING = ("time_generation_s", "time_evaluation_s", "time_update_s", "time_step_s")
+TIMING = ("time_generation_s", "time_evaluation_s", "time_update_s", "time_step_s", "generation_tokens_per_s")
 
 
 def _free_port() -> int:

@@ -16,7 +16,7 @@ TASKS = [
     Task(id=f"synthetic/t{i}", suite="synthetic", name=f"t{i}", level=1, source=f"X = {i}\n")
     for i in range(3)
 ]
-TIMING = ("time_generation_s", "time_evaluation_s", "time_update_s", "time_step_s")
+TIMING = ("time_generation_s", "time_evaluation_s", "time_update_s", "time_step_s", "generation_tokens_per_s")
 
 
 def tiny_config(out_dir, **overrides):
