@@ -121,19 +121,21 @@ def link(eval_dir: str, runs: list[Run]) -> tuple[Run, str] | None:
 def training_table(runs: list[Run]) -> list[str]:
     lines = [
         "| run | arm | seed | steps | reward first | reward last | reward last-3 mean | correct_rate mean "
-        "| compactions/episode | generation s/step | evaluation s/step | update s/step |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| compactions/episode | generation s/step | evaluation s/step | update s/step | generated tokens/s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for run in runs:
         rewards, correct = run.series("reward_mean"), run.series("correct_rate")
         compactions = run.series("compactions_per_episode")
         times = [run.series(f"time_{phase}_s") for phase in ("generation", "evaluation", "update")]
+        rate = run.series("generation_tokens_per_s")
         cells = [
             run.name, run.arm, str(run.seed), str(run.records[-1]["step"] if run.records else 0),
             fmt(rewards[0] if rewards else None), fmt(rewards[-1] if rewards else None), fmt(run.final_reward()),
             fmt(statistics.fmean(correct) if correct else None),
             fmt(statistics.fmean(compactions) if compactions else None, 2),
             *[fmt(statistics.median(t) if t else None, 1) for t in times],
+            fmt(statistics.median(rate) if rate else None, 0),
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return lines

@@ -33,6 +33,7 @@ def _run(root: Path, name: str, rewards: list[float], correct: list[float], comp
         record |= {"reward_mean": reward, "correct_rate": correct[i], "compactions_per_episode": compactions[i]}
         if times:
             record |= dict(zip(TIMES, times[i], strict=True)) | {"time_step_s": sum(times[i])}
+            record["generation_tokens_per_s"] = 1000.0 + 200 * i
         lines.append(json.dumps(record) + "\n")
     (root / name).mkdir()
     (root / name / "metrics.jsonl").write_text("".join(lines) + ('{"step": 99, "reward_m' if torn else ""))
@@ -85,11 +86,11 @@ def test_summary_tables_plot_and_concatenated_metrics(experiment: Path, tmp_path
     assert summary.main(["--runs", str(experiment), "--out", str(out)]) == 0
     md = (out / "summary.md").read_text()
 
-    # run, arm, seed, steps, first, last, last-3 mean, correct mean, compactions, gen, eval, update
+    # run, arm, seed, steps, first, last, last-3 mean, correct mean, compactions, gen, eval, update, tokens/s
     assert _row(md, "atrl-s0") == ["atrl-s0", "atrl", "0", "4", "0.100", "0.400", "0.300", "0.500", "1.00",
-                                   "11.5", "2.0", "6.5"]
+                                   "11.5", "2.0", "6.5", "1300"]
     assert _row(md, "atrl-s1") == ["atrl-s1", "atrl", "1", "3", "0.000", "0.700", "0.400", "0.100", "0.00",
-                                   "n/a", "n/a", "n/a"]
+                                   "n/a", "n/a", "n/a", "n/a"]
     assert _row(md, "grpo-s0")[3:7] == ["2", "0.200", "0.300", "0.250"]
 
     # eval, attempts, compile, correct best, correct last, fast_1, geomean speedup, pass@1
