@@ -40,7 +40,7 @@ def register(app: typer.Typer) -> None:
         split: Path | None = typer.Option(None, help="A train/held-out split file: tasks of --split-part, kb examples from train only."),
         split_part: str = typer.Option("heldout", help="train | heldout (with --split)."),
         policy: str = typer.Option("smollm2-135m", help="smollm2-135m | hf:PATH | openai:MODEL@URL | replay:FILE | reference"),
-        engine: str | None = typer.Option(None, help="Generation engine of an hf policy: static | compiled | plain (default: its own loop; static is fastest on a GPU)."),
+        engine: str | None = typer.Option(None, help="Generation engine of an hf policy: static | compiled | plain (default: static on a GPU, the policy's own loop on CPU)."),
         samples: int = typer.Option(1, help="Episodes per task."),
         max_turns: int = typer.Option(2, help="Turns per episode."),
         context_budget: int = typer.Option(4096, help="Context window in the policy's tokens."),

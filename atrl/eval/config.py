@@ -28,7 +28,7 @@ class EvalConfig:
     split_part: str = "heldout"  # train | heldout
     with_solution: bool = False  # only tasks that ship a reference Triton solution (for the reference oracle)
     policy: str = "smollm2-135m"  # smollm2-135m | hf:PATH | openai:MODEL@URL | replay:FILE | reference
-    engine: str | None = None  # generation engine of an hf/smollm2 policy: static | compiled | plain (default: its own loop)
+    engine: str | None = None  # generation engine of an hf/smollm2 policy: static | compiled | plain (default: static on a GPU)
     samples: int = 1  # episodes per task
     max_turns: int = 2  # turns per episode
     turns_per_segment: int = 4  # compact after this many turns in one segment (or earlier, when the budget demands)

@@ -75,15 +75,22 @@ def _top_p_filter(probs: torch.Tensor, top_p: float) -> torch.Tensor:
     return torch.zeros_like(probs).scatter(-1, order, sorted_p)
 
 
+def auto_engine(device: torch.device) -> str | None:
+    """The engine "auto" stands for: the static-cache engine on a GPU (launch-bound decoding is
+    where it pays), this class's own loop elsewhere."""
+    return "static" if device.type == "cuda" else None
+
+
 class HFPolicy:
     """A transformers causal LM. `path`: a model directory, or a `.gguf` file (loaded through
     transformers' GGUF support, de-quantised). `device`/`dtype` override the automatic choice.
     `engine`: None decodes with this class's own KV-cache loop; "static" (static KV cache, decode
-    step captured in a CUDA graph on GPUs), "plain" (`model.generate`) or "vllm" delegate batched
-    generation to `atrl.policy.engines` — same outputs, faster rollouts on a GPU."""
+    step captured in a CUDA graph on GPUs), "compiled", "plain" (`model.generate`) or "vllm"
+    delegate batched generation to `atrl.policy.engines` — same outputs, faster rollouts on a
+    GPU. "auto" (the default): "static" on a GPU when the model suits it, else None."""
 
     def __init__(self, path: str | Path, device: str | None = None, dtype: torch.dtype | None = None,
-                 name: str | None = None, engine: str | None = None) -> None:
+                 name: str | None = None, engine: str | None = "auto") -> None:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         path = Path(path).expanduser()
@@ -108,10 +115,16 @@ class HFPolicy:
         pad = self.tokenizer.pad_token_id
         self.pad_id = pad if pad is not None else min(self.eos_ids)
         self.engine = None
-        if engine is not None:
+        chosen = auto_engine(self.device) if engine == "auto" else engine
+        if chosen is not None:
             from atrl.policy.engines import make_engine
 
-            self.engine = make_engine(engine, self.model, self.tokenizer)
+            try:
+                self.engine = make_engine(chosen, self.model, self.tokenizer)
+            except UsageError:
+                if engine != "auto":
+                    raise  # asked for by name: say why it cannot be used
+                self.engine = None  # e.g. sliding-window attention: the own loop handles any model
 
     def _eos_ids(self) -> set[int]:
         ids: set[int] = set()

@@ -22,7 +22,7 @@ class TrainConfig(BaseModel):
     # what is trained, on what
     model: str = Field("", description="policy spec passed to atrl.policy.load_policy (an `hf` policy)")
     rollout_engine: str | None = Field(
-        None, description="generation engine for rollouts: null (the policy's own loop), static, compiled, plain, vllm"
+        None, description="generation engine for rollouts: static, compiled, plain, vllm; null: static on a GPU, the policy's own loop on CPU"
     )
     suite: str = Field("builtin", description="task suite to sample training tasks from")
     suite_path: str | None = Field(None, description="suite checkout (kernelbench, npukernelbench)")

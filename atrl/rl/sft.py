@@ -141,7 +141,7 @@ def load_start_policy(spec: str, out: Path) -> Any:
         directory = out / "tiny-model"
         if not (directory / "config.json").exists():
             build_tiny_model(directory, int(spec.split(":", 1)[1]) if ":" in spec else 0)
-        policy: Any = HFPolicy(directory, dtype=torch.float32, name=spec)
+        policy: Any = HFPolicy(directory, dtype=torch.float32, name=spec, engine=None)  # no rollouts in SFT
     else:
         from atrl.policy import load_policy
 

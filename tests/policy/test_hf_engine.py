@@ -24,7 +24,7 @@ def _requests(policy):
 
 def test_static_engine_matches_the_policy_loop_greedily(tiny_dir):
     torch.set_num_threads(1)
-    loop = HFPolicy(tiny_dir)
+    loop = HFPolicy(tiny_dir, engine=None)
     engine = HFPolicy(tiny_dir, engine="static")
     params = SamplingParams(temperature=0.0, max_tokens=12)
     a = loop.generate(_requests(loop), params)
@@ -39,3 +39,22 @@ def test_static_engine_matches_the_policy_loop_greedily(tiny_dir):
 def test_unknown_engine_is_a_usage_error(tiny_dir):
     with pytest.raises(UsageError):
         HFPolicy(tiny_dir, engine="warp-drive")
+
+
+def test_auto_engine_is_static_on_a_gpu_and_the_own_loop_elsewhere(tiny_dir):
+    from atrl.policy.hf import auto_engine
+
+    assert auto_engine(torch.device("cuda", 0)) == "static"
+    assert auto_engine(torch.device("cpu")) is None
+    assert HFPolicy(tiny_dir, device="cpu").engine is None  # the default "auto" keeps the own loop
+
+
+def test_auto_falls_back_to_the_own_loop_when_the_engine_refuses_the_model(tiny_dir, monkeypatch):
+    import atrl.policy.hf as hf
+
+    monkeypatch.setattr(hf, "auto_engine", lambda device: "static")
+    monkeypatch.setattr("atrl.policy.engines.make_engine",
+                        lambda *a, **k: (_ for _ in ()).throw(UsageError("refused", "use another")))
+    assert HFPolicy(tiny_dir, device="cpu").engine is None
+    with pytest.raises(UsageError, match="refused"):
+        HFPolicy(tiny_dir, engine="static")  # asked for by name: the reason is shown
