@@ -42,6 +42,10 @@ read -r -a EVAL_AGENT <<< "${EVAL_AGENT:---max-turns 3 --context-budget 3072 --m
 ENGINE=(--engine static)
 [ "$BACKEND" = cuda ] || ENGINE=()
 
+# stopping the script (Ctrl-C, `timeout`) stops the runs it started; re-running the phase resumes them
+trap 'status=$?; kill $(jobs -p) 2>/dev/null || true; exit $status' EXIT
+trap 'exit 130' INT TERM
+
 wait_all() {  # wait for every pid given; fail (after all have ended) if any failed
     local failed=0
     for pid in "$@"; do wait "$pid" || failed=1; done
