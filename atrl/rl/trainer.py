@@ -148,29 +148,27 @@ def _load_policy(spec: str, out: Path, engine: str | None = None) -> Any:
     return load_policy(spec, **({"engine": engine} if engine else {}))
 
 
-def _make_knowledge(config: TrainConfig, policy: Any) -> Any | None:
-    """The rollouts' knowledge-base injector (None when `kb` is off). With a split, only the
-    split's training tasks' solutions may appear as examples: held-out solutions never do."""
+def _make_knowledge(config: TrainConfig, policy: Any, train_ids: list[str] | None) -> Any | None:
+    """The rollouts' knowledge-base injector (None when `kb` is off). With a split (`train_ids`:
+    its training tasks), only their solutions may appear as examples: held-out ones never do."""
     if not config.kb:
         return None
     from atrl.kb.inject import KnowledgeInjector
 
-    allowed = _read_split(config).ids("train") if config.split else None
     return KnowledgeInjector(
         config.agent_config().platform,
         budget_tokens=config.kb_tokens,
         count_tokens=lambda text: len(policy.tokenize(text)),
-        allow_example_tasks=allowed,
+        allow_example_tasks=train_ids,
     )
 
 
-def _check_knowledge(config: TrainConfig, knowledge: Any) -> None:
+def _check_knowledge(config: TrainConfig, knowledge: Any, train_ids: list[str] | None) -> None:
     """A given injector must not show held-out examples when the config names a split."""
-    if knowledge is None or not config.split or not hasattr(knowledge, "allow_example_tasks"):
+    if knowledge is None or train_ids is None or not hasattr(knowledge, "allow_example_tasks"):
         return
-    train = set(_read_split(config).ids("train"))
     allowed = knowledge.allow_example_tasks
-    if allowed is None or not set(allowed) <= train:
+    if allowed is None or not set(allowed) <= set(train_ids):
         raise UsageError(
             f"the knowledge injector may show examples of tasks outside the train part of {config.split}",
             "build it with allow_example_tasks = the split's train ids (or let the trainer build it: kb=true)",
@@ -247,9 +245,10 @@ class Trainer:
         self.pad_id = pad if pad is not None else (getattr(tokenizer, "eos_token_id", None) or 0)
         self.tasks = tasks if tasks is not None else _load_tasks(config)
         self.reward_source = reward_source if reward_source is not None else _make_reward_source(config)
+        train_ids = _read_split(config).ids("train") if config.split else None
         if knowledge is None:
-            knowledge = _make_knowledge(config, policy)
-        _check_knowledge(config, knowledge)
+            knowledge = _make_knowledge(config, policy, train_ids)
+        _check_knowledge(config, knowledge, train_ids)
         self.knowledge = knowledge
         temperature = config.agent_config().temperature
         self.loss_config = LossConfig(config.clip_low, config.clip_high, config.kl_beta, temperature or 1.0)
