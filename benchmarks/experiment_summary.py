@@ -91,16 +91,10 @@ def load_eval(path: Path) -> dict[str, Any] | None:
         return json.loads((path / "metrics.json").read_text())
     if not (path / "episodes.jsonl").exists():
         return None
-    from atrl.eval.episodes import to_attempts
-    from atrl.eval.metrics import summarize
-    from atrl.eval.report import load_episodes
+    from atrl.eval.report import load_episodes, run_metrics
 
     episodes = load_episodes(path)
-    if not episodes:
-        return None
-    ks = tuple(k for k in (1, 5, 10) if k <= max(ep.sample for ep in episodes) + 1)
-    return {"best_of_turns": summarize(to_attempts(episodes, "best"), ks),
-            "last_turn": summarize(to_attempts(episodes, "last"), ks)}
+    return run_metrics(episodes) if episodes else None
 
 
 def load_evals(root: Path) -> dict[str, dict[str, Any] | None]:

@@ -121,6 +121,14 @@ def _plots(run_dir: Path, episodes: list[EpisodeSummary], attempts: list[Attempt
     return made
 
 
+def run_metrics(episodes: list[EpisodeSummary]) -> dict:
+    """What `metrics.json` holds: best-of-turns and last-turn summaries, and best-of-turns by level."""
+    best_attempts, last_attempts = to_attempts(episodes, "best"), to_attempts(episodes, "last")
+    ks = tuple(k for k in (1, 5, 10) if k <= max(ep.sample for ep in episodes) + 1)
+    return {"best_of_turns": summarize(best_attempts, ks), "last_turn": summarize(last_attempts, ks),
+            "by_level": by_level(best_attempts, ks)}
+
+
 def write_report(run_dir: str | Path) -> Path:
     """Write report.md, metrics.json and plots for the run in `run_dir`; return report.md's path."""
     run_dir = Path(run_dir)
@@ -130,12 +138,10 @@ def write_report(run_dir: str | Path) -> Path:
     config = {}
     if (run_dir / "config.yaml").exists():
         config = yaml.safe_load((run_dir / "config.yaml").read_text()) or {}
-    best_attempts, last_attempts = to_attempts(episodes, "best"), to_attempts(episodes, "last")
-    ks = tuple(k for k in (1, 5, 10) if k <= max(ep.sample for ep in episodes) + 1)
-    best, last = summarize(best_attempts, ks), summarize(last_attempts, ks)
-    (run_dir / "metrics.json").write_text(
-        json.dumps({"best_of_turns": best, "last_turn": last, "by_level": by_level(best_attempts, ks)}, indent=2)
-    )
+    metrics = run_metrics(episodes)
+    best, last = metrics["best_of_turns"], metrics["last_turn"]
+    best_attempts = to_attempts(episodes, "best")
+    (run_dir / "metrics.json").write_text(json.dumps(metrics, indent=2))
     plots = _plots(run_dir, episodes, best_attempts)
     errors = Counter(t.error_class for ep in episodes for t in ep.turns if t.error_class)
     lines = [
