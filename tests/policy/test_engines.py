@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import importlib.util
 import math
 
@@ -33,8 +32,8 @@ def one_thread():
     torch.set_num_threads(before)
 
 
-@pytest.fixture(scope="module")
-def model():
+def tiny_llama() -> transformers.LlamaForCausalLM:
+    """A 2-layer Llama with grouped-query attention (4 query heads on 2 key/value heads), seed 0."""
     cfg = transformers.LlamaConfig(
         vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
@@ -42,6 +41,11 @@ def model():
     )
     torch.manual_seed(0)
     return transformers.LlamaForCausalLM(cfg).eval()
+
+
+@pytest.fixture(scope="module")
+def model():
+    return tiny_llama()
 
 
 @pytest.fixture(scope="module")
@@ -218,13 +222,7 @@ def test_make_engine_compiled_is_the_static_engine_with_compile(model):
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_compiled_engine_on_cuda_matches_the_graph_captured_static_engine():
-    cfg = transformers.LlamaConfig(
-        vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
-        pad_token_id=PAD, eos_token_id=None, bos_token_id=None,
-    )
-    torch.manual_seed(0)
-    gpu_model = transformers.LlamaForCausalLM(cfg).eval().cuda()
+    gpu_model = tiny_llama().cuda()
     static_gpu = StaticCacheEngine(gpu_model, length_bucket=16)
     compiled = StaticCacheEngine(gpu_model, length_bucket=16, compile=True)
     for _ in range(2):  # the second call replays the captured (compiled) graph
@@ -236,15 +234,7 @@ def test_compiled_engine_on_cuda_matches_the_graph_captured_static_engine():
 
 
 def test_static_engine_runs_decode_steps_on_unexpanded_kv_heads_unless_told_not_to():
-    cfg = transformers.LlamaConfig(
-        vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
-        pad_token_id=PAD, eos_token_id=None, bos_token_id=None,
-    )
-    torch.manual_seed(0)
-    kept = transformers.LlamaForCausalLM(cfg).eval()
-    switched = transformers.LlamaForCausalLM(copy.deepcopy(cfg)).eval()  # a config of its own
-    switched.load_state_dict(kept.state_dict())
+    kept, switched = tiny_llama(), tiny_llama()  # same weights, a config each
     StaticCacheEngine(kept, length_bucket=16, gqa_decode=False)
     engine = StaticCacheEngine(switched, length_bucket=16)
     assert kept.config._attn_implementation == "sdpa" and switched.config._attn_implementation == "atrl_sdpa"
