@@ -22,7 +22,7 @@ row's first EOS is dropped. Every step attends over the whole cache-length bucke
 costs a little on CPU and nothing that matters next to launch overhead on a GPU. Memory: one KV
 cache of batch × cache-length tokens per kept shape (`max_states`, default 2).
 
-`compile`: the decode step of a 135M model is still bound by its ~40 small kernels per layer
+`compile`: the decode step of a 135M model is still bound by its many small kernels per layer
 inside the graph (norms, rotary, activations, cache writes), not by FLOPs or bytes; with
 `compile=True` the model's forward used by the decode step is `torch.compile`d (inductor fuses
 those into a few kernels per layer) and the compiled step is then captured as above. Each new
