@@ -3,9 +3,9 @@ key/value heads directly.
 
 Why: with an attention mask, transformers' "sdpa" attention expands (`repeat_kv`) every cached key
 and value to all query heads before calling SDPA — in the versions the GPU machines run, and in
-newer ones whenever the model is `torch.compile`d. In a decode step that copy is the biggest
-memory traffic left (SmolLM2: 9 query heads on 3 key/value heads, so the whole cache is written
-and read three times over). With one query token per row, the query heads of a group can take
+newer ones whenever the model is `torch.compile`d. In a decode step that copy is pure memory
+traffic (SmolLM2: 9 query heads on 3 key/value heads, so the whole cache is written and read
+three times over). With one query token per row, the query heads of a group can take
 the place of query positions of their key/value head: `[B, H, 1, D] -> [B, KVH, H/KVH, D]`,
 attending to the unexpanded `[B, KVH, L, D]` cache under the same per-row mask. Any other call
 (prefill, training forward passes, masks that differ per head) goes to transformers' own
