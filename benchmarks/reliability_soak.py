@@ -126,7 +126,8 @@ def sample(label: str, harness) -> dict:
     worker_rss = [r for r in (_rss_mib(p) for p in workers) if r is not None]
     return {"at": label, "workers": len(workers), "processes": len(_children(os.getpid())),
             "parent_rss_mib": round(_rss_mib(os.getpid()) or 0.0, 1),
-            "workers_rss_mib": round(sum(worker_rss), 1)}
+            "workers_rss_mib": round(sum(worker_rss), 1),
+            "max_worker_rss_mib": round(max(worker_rss, default=0.0), 1)}
 
 
 def run_soak(n: int, workers: int, backend: str, faulty: float, trials: int, timeout_s: float) -> dict:
@@ -143,10 +144,10 @@ def run_soak(n: int, workers: int, backend: str, faulty: float, trials: int, tim
         if done == 1:
             # evaluate_many reports only after every job is submitted (static checks run then)
             samples.append(sample("first verdict reported", harness))
-        elif done == total // 2:
-            samples.append(sample("middle", harness))
         elif done == total:
             samples.append(sample("end (before close)", harness))
+        elif done % max(1, total // 10) == 0:
+            samples.append(sample(f"{done} verdicts", harness))
         if done % 50 == 0:
             print(f"{done}/{total} verdicts, {time.monotonic() - start:.0f} s", file=sys.stderr, flush=True)
 
@@ -195,9 +196,11 @@ def markdown(result: dict, problems: list[str]) -> str:
              "", "| job kind | verdict classes |", "|---|---|"]
     for kind, classes in result["by_kind"].items():
         lines.append(f"| {kind} | {', '.join(f'{c}: {k}' for c, k in sorted(classes.items()))} |")
-    lines += ["", "| sample | workers | processes | parent RSS (MiB) | workers RSS (MiB) |", "|---|---:|---:|---:|---:|"]
+    lines += ["", "| sample | workers | processes | parent RSS (MiB) | workers RSS (MiB) | largest worker (MiB) |",
+              "|---|---:|---:|---:|---:|---:|"]
     for s in result["samples"]:
-        lines.append(f"| {s['at']} | {s['workers']} | {s['processes']} | {s['parent_rss_mib']} | {s['workers_rss_mib']} |")
+        lines.append(f"| {s['at']} | {s['workers']} | {s['processes']} | {s['parent_rss_mib']} "
+                     f"| {s['workers_rss_mib']} | {s.get('max_worker_rss_mib', '')} |")
     lines += ["", "result: " + ("PASS" if not problems else "FAIL: " + "; ".join(problems))]
     return "\n".join(lines)
 

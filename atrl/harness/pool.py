@@ -65,6 +65,9 @@ class StageTimeouts:
     compile: float = 60.0
     correctness: float = 60.0
     profile: float = 120.0
+    # Waiting for the GPU while other jobs are timed on it (never charged to a stage). Bounded
+    # only as a safety net: every holder of the device is itself under a stage limit.
+    device_wait: float = 900.0
 
     def for_stage(self, stage: str) -> float:
         return float(getattr(self, stage, self.compile))
@@ -337,26 +340,45 @@ class WorkerPool:
         """Send the job and follow it to its end. Returns (verdict, whether the worker may be reused)."""
         stage, stage_start = "compile", time.monotonic()
         seconds: dict[str, float] = {}
+        waiting_since: float | None = None  # the worker is queueing for the GPU: stage clock stopped
         try:
             worker.conn.send(("job", job.job_id, job.task, job.code, job.options, job.exclusive))
         except OSError:
             return self._died(worker, job, stage, seconds), False
         while True:
-            remaining = self.timeouts.for_stage(stage) - (time.monotonic() - stage_start)
+            now = time.monotonic()
+            if waiting_since is None:
+                remaining = self.timeouts.for_stage(stage) - seconds.get(stage, 0.0) - (now - stage_start)
+            else:
+                remaining = self.timeouts.device_wait - (now - waiting_since)
             try:
                 ready = remaining > 0 and worker.conn.poll(remaining)
                 message = worker.conn.recv() if ready else None
             except (EOFError, OSError):
-                seconds[stage] = time.monotonic() - stage_start
+                if waiting_since is None:
+                    seconds[stage] = seconds.get(stage, 0.0) + time.monotonic() - stage_start
                 return self._died(worker, job, stage, seconds), False
             if message is None:
-                seconds[stage] = time.monotonic() - stage_start
                 _kill_group(worker.proc)
+                if waiting_since is not None:
+                    seconds["device_wait"] = seconds.get("device_wait", 0.0) + time.monotonic() - waiting_since
+                    return self._own_verdict(job, stage, "timeout", "waited more than "
+                                             f"{self.timeouts.device_wait:g} s for the GPU, which other jobs kept "
+                                             "busy (not this candidate's fault: judge it again)", seconds), False
+                seconds[stage] = seconds.get(stage, 0.0) + time.monotonic() - stage_start
                 limit = self.timeouts.for_stage(stage)
                 return self._own_verdict(job, stage, "timeout", f"the {stage} stage ran past its {limit:g} s "
                                          "wall-clock limit (an endless loop, or far too slow)", seconds), False
             kind = message[0]
-            if kind == "stage":
+            if kind == "wait":
+                seconds[stage] = seconds.get(stage, 0.0) + time.monotonic() - stage_start
+                waiting_since = time.monotonic()
+            elif kind == "resume":
+                if waiting_since is not None:
+                    seconds["device_wait"] = seconds.get("device_wait", 0.0) + time.monotonic() - waiting_since
+                waiting_since = None
+                stage_start = time.monotonic()
+            elif kind == "stage":
                 now = time.monotonic()
                 seconds[stage] = seconds.get(stage, 0.0) + now - stage_start
                 stage, stage_start = message[2], now

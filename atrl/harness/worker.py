@@ -6,7 +6,8 @@ socket pair carrying pickled messages (`multiprocessing.connection.Connection`):
 
 parent → worker: `WorkerConfig` (first), then `("job", job_id, task, code, options)` or `("stop",)`.
 worker → parent: `("ready", pid, isolation)` (a dict of the isolation measures in effect),
-`("stage", job_id, name)` as each stage starts,
+`("stage", job_id, name)` as each stage starts, `("wait", job_id)` / `("resume", job_id)` around
+a wait for the GPU (another job is being timed on it; the stage clock stops meanwhile),
 `("result", job_id, verdict_dict)`, or `("failure", job_id, error_class, message)` when the
 runner raised instead of returning; after a failure the worker exits (its state is suspect).
 
@@ -27,6 +28,7 @@ import resource
 import signal
 import sys
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
@@ -71,6 +73,10 @@ class WorkerConfig:
     isolate_network: bool = True  # a new network namespace where permitted (see isolate_network)
 
 
+def _nothing() -> None:
+    pass
+
+
 class DeviceTimingLock:
     """Cross-process reader-writer lock on one device, built on `flock`.
 
@@ -88,6 +94,23 @@ class DeviceTimingLock:
         self._main: int | None = None
         self._turnstile: int | None = None
         self._shared = False
+        # Called around a wait for the device (another job holds or awaits it): the pool stops
+        # the stage clock meanwhile, so time spent queueing is not charged to the candidate.
+        self.on_wait: Callable[[], None] = _nothing
+        self.on_resume: Callable[[], None] = _nothing
+
+    def _flock(self, fd: int, mode: int) -> None:
+        """flock(fd, mode), announcing the wait when the lock is not free at once."""
+        try:
+            fcntl.flock(fd, mode | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            pass
+        self.on_wait()
+        try:
+            fcntl.flock(fd, mode)
+        finally:
+            self.on_resume()
 
     def _open(self) -> tuple[int, int]:
         if self._main is None or self._turnstile is None:
@@ -100,13 +123,16 @@ class DeviceTimingLock:
         turnstile while holding it shared would deadlock against another timer)."""
         main, turnstile = self._open()
         self.release_shared()
-        flags = fcntl.LOCK_EX if blocking else fcntl.LOCK_EX | fcntl.LOCK_NB
+        if blocking:
+            self._flock(turnstile, fcntl.LOCK_EX)
+            self._flock(main, fcntl.LOCK_EX)
+            return True
         try:
-            fcntl.flock(turnstile, flags)
+            fcntl.flock(turnstile, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             return False
         try:
-            fcntl.flock(main, flags)
+            fcntl.flock(main, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             fcntl.flock(turnstile, fcntl.LOCK_UN)
             return False
@@ -122,9 +148,9 @@ class DeviceTimingLock:
         if self._shared:
             return
         main, turnstile = self._open()
-        fcntl.flock(turnstile, fcntl.LOCK_EX)
+        self._flock(turnstile, fcntl.LOCK_EX)
         fcntl.flock(turnstile, fcntl.LOCK_UN)
-        fcntl.flock(main, fcntl.LOCK_SH)
+        self._flock(main, fcntl.LOCK_SH)
         self._shared = True
 
     def release_shared(self) -> None:
@@ -245,6 +271,9 @@ def _run_job(conn: Connection, runner: Any, timing_lock: Any, job: tuple) -> boo
     _, job_id, task, code, options, exclusive = job
     current = ["compile"]
     device_lock = timing_lock
+    if isinstance(device_lock, DeviceTimingLock):
+        device_lock.on_wait = lambda: conn.send(("wait", job_id))
+        device_lock.on_resume = lambda: conn.send(("resume", job_id))
     if exclusive:
         # the whole job holds the device alone; the judge's own lock calls become no-ops
         device_lock.acquire()

@@ -44,14 +44,15 @@ def test_every_fault_candidate_passes_the_static_checks():
         assert check_static(source) == [], name
 
 
-@pytest.mark.slow
-def test_each_fault_gets_its_class_in_time_and_neighbours_stay_correct():
+@pytest.mark.parametrize("backend", [pytest.param("interpreter", marks=pytest.mark.slow),
+                                     pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_each_fault_gets_its_class_in_time_and_neighbours_stay_correct(backend):
     relu = get_task("builtin/relu")
     names = list(FAULTS)
     pairs = [(relu, relu.solution)]
     for name in names:
         pairs += [(FAULTS[name][0], FAULTS[name][2]), (relu, f"# neighbour of {name}\n{relu.solution}")]
-    with Harness(backend="interpreter", workers=2, trials=2, use_cache=False, limits=WorkerLimits(address_space=4 * GIB),
+    with Harness(backend=backend, workers=2, trials=2, use_cache=False, limits=WorkerLimits(address_space=4 * GIB),
                  stage_timeouts={"compile": STAGE_LIMIT_S, "correctness": STAGE_LIMIT_S, "profile": STAGE_LIMIT_S}) as h:
         start = time.monotonic()
         verdicts = h.evaluate_many(pairs)
@@ -63,9 +64,12 @@ def test_each_fault_gets_its_class_in_time_and_neighbours_stay_correct():
     assert {n: v.error_class or "ok" for n, v in got.items()} == {n: FAULTS[n][1] for n in names}
     for name, verdict in got.items():
         # each verdict came within its stage limits (plus the worker restart around it)
-        assert sum(verdict.stage_seconds.values()) < 2 * STAGE_LIMIT_S + 30, (name, verdict.stage_seconds)
+        # (waiting for the GPU while the other worker times a kernel is not part of a stage)
+        charged = sum(t for stage, t in verdict.stage_seconds.items() if stage != "device_wait")
+        assert charged < 2 * STAGE_LIMIT_S + 30, (name, verdict.stage_seconds)
     assert "RecursionError" in got["deep_recursion"].message
-    assert "killed by SIGSEGV" in got["out_of_bounds_store"].message
+    # on the CPU the stray store hits unmapped memory; on a GPU it is an illegal address
+    assert "killed by SIGSEGV" in got["out_of_bounds_store"].message or backend == "cuda"
     # the hangs run in parallel on two workers; everything else is quick
     assert elapsed < 4 * STAGE_LIMIT_S + 90
 

@@ -15,9 +15,12 @@ def relu_kernel(x_ptr, y_ptr, n_elements, BLOCK: tl.constexpr):
     offsets = pid * BLOCK + tl.arange(0, BLOCK)
     mask = offsets < n_elements
     x = tl.load(x_ptr + offsets, mask=mask)
+    # The atomic gives the loop a side effect: a loop without one may be deleted by the GPU
+    # compiler (LLVM assumes forward progress), and the kernel would then simply return.
     i = 0
     while i < n_elements:
         i = i * 1
+        tl.atomic_add(y_ptr + offsets, 0.0, mask=mask)
     tl.store(y_ptr + offsets, tl.maximum(x, 0.0), mask=mask)
 
 
