@@ -388,7 +388,10 @@ class WorkerPool:
                 verdict.stage_seconds = verdict.stage_seconds or {k: round(v, 4) for k, v in seconds.items()}
                 if verdict.error_class in RAN_CODE_CLASSES and looks_like_oom(verdict.message):
                     verdict.error_class = "out-of-memory"
-                return verdict, verdict.error_class != "cuda:error"
+                # After a CUDA error the context is unusable; after running out of memory the
+                # process may keep the candidate's hoard (the allocator does not always give it
+                # back): either way the next job gets a fresh worker.
+                return verdict, verdict.error_class not in ("cuda:error", "out-of-memory")
             elif kind == "failure":
                 seconds[stage] = seconds.get(stage, 0.0) + time.monotonic() - stage_start
                 error_class, text = message[2], message[3]

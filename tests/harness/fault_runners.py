@@ -2,7 +2,7 @@
 
 The candidate "code" is a command: `ok`, `segfault`, `abort`, `hang`, `hang-correctness`,
 `memory`, `exit`, `raise`, `print-huge`, `env` (returns the environment in the message),
-`cuda-error`, `cwd` (returns the working directory), `oom-unless-alone` (out-of-memory unless the
+`cuda-error`, `oom` (an out-of-memory verdict), `cwd` (returns the working directory), `oom-unless-alone` (out-of-memory unless the
 job holds the device exclusively). Only the pool tests use it: the production
 pool always runs the real judge.
 """
@@ -53,6 +53,8 @@ def run(task, code, options, report_stage, timing_lock) -> Verdict:
         # out of memory unless the pool gave this job the device to itself (its lock is then a no-op)
         if type(timing_lock).__name__ != "NoTimingLock":
             error_class, message = "out-of-memory", "CUDA out of memory"
+    elif command == "oom":
+        error_class, message = "out-of-memory", "CUDA out of memory"
     elif command == "cuda-error":
         error_class, message = "cuda:error", "CUDA error: an illegal memory access was encountered"
     report_stage("correctness")

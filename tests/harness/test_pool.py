@@ -113,6 +113,14 @@ def test_cuda_error_retires_the_worker():
         assert pool.worker_pids() == []
 
 
+def test_out_of_memory_retires_the_worker():
+    # its process may still hold what the candidate hoarded
+    with _single() as pool:
+        assert _run(pool, "oom").error_class == "out-of-memory"
+        assert pool.worker_pids() == []
+        assert _run(pool, "ok").ok
+
+
 def test_worker_environment_has_no_credentials(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
     monkeypatch.setenv("HF_TOKEN", "hf-secret")
