@@ -36,7 +36,7 @@ second_half() {
     export CUDA_VISIBLE_DEVICES=$SECOND
     $PY -m pytest -q -m gpu -p no:cacheprovider tests > "$OUT/gputests.log" 2>&1
     echo "gpu tests: rc=$? ($(tail -1 "$OUT/gputests.log"))"
-    $PY benchmarks/reliability_soak.py --backend cuda --n "$SOAK_N" --workers 4 --timeout 15 \
+    $PY benchmarks/reliability_soak.py --backend cuda --n "$SOAK_N" --workers 6 --timeout 15 \
         --json "$OUT/soak.json" > "$OUT/soak.md" 2> "$OUT/soak.log"
     echo "soak: rc=$?"
 }
