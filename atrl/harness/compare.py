@@ -142,8 +142,9 @@ def check_precision(ref: torch.Tensor, cand: torch.Tensor, ref64: torch.Tensor, 
 
 
 def compare_outputs(reference, candidate, reference64, atol: float, rtol: float,
-                    bound: float) -> tuple[Mismatch | None, OutputErrors]:
-    """All checks over every tensor of the output; the first failure, and the worst errors seen."""
+                    bound: float, name: str = "output") -> tuple[Mismatch | None, OutputErrors]:
+    """All checks over every tensor of the output; the first failure, and the worst errors seen.
+    `name` is what messages call the value ("output", or "input 0" for an input updated in place)."""
     structure = check_structure(reference, candidate)
     if structure is not None:
         return structure, OutputErrors()
@@ -151,8 +152,8 @@ def compare_outputs(reference, candidate, reference64, atol: float, rtol: float,
     refs64 = as_tensor_list(reference64) if reference64 is not None else None
     worst = OutputErrors()
     for i, (ref, cand) in enumerate(zip(refs, cands, strict=True)):
-        name = "output" if len(refs) == 1 else f"output[{i}]"
-        failure, errors = compare_tensor(ref, cand, atol, rtol, name)
+        label = name if len(refs) == 1 else f"{name}[{i}]"
+        failure, errors = compare_tensor(ref, cand, atol, rtol, label)
         worst.max_abs_error = max(worst.max_abs_error, errors.max_abs_error)
         worst.max_rel_error = max(worst.max_rel_error, errors.max_rel_error)
         worst.mismatch_fraction = max(worst.mismatch_fraction, errors.mismatch_fraction)
@@ -160,7 +161,7 @@ def compare_outputs(reference, candidate, reference64, atol: float, rtol: float,
         if failure is not None:
             return failure, worst
         if refs64 is not None and i < len(refs64):
-            failure, err = check_precision(ref, cand, refs64[i], bound, name)
+            failure, err = check_precision(ref, cand, refs64[i], bound, label)
             if err is not None:
                 worst.relative_error_vs_fp64 = max(worst.relative_error_vs_fp64 or 0.0, err)
             if failure is not None:

@@ -4,9 +4,12 @@ Per trial and input case: the reference runs on its own copy of the inputs, a fl
 the reference on float64 inputs, then the candidate on another copy with Triton launches
 counted. Before every candidate call the outputs it returned last time are filled with NaN and
 the allocator is poisoned, so stale or uninitialised buffers fail. Inputs must be unchanged
-afterwards unless the reference itself mutates them. The `trials` regular trials draw from the
-task's `get_inputs()`; two more replace floating inputs with standard-normal draws (×1, ×10),
-skipped where the reference is not finite on them, with atol scaled by the output's magnitude.
+afterwards, except where the reference updates its inputs in place (`reference_mutates_inputs`):
+then the inputs after the call are part of the result, and the candidate's are compared with
+the reference's like outputs (same tolerances, same float64 precision bound). The `trials`
+regular trials draw from the task's `get_inputs()`; two more replace floating inputs with
+standard-normal draws (×1, ×10), skipped where the reference is not finite on them, with atol
+scaled by the output's magnitude.
 """
 
 from __future__ import annotations
@@ -81,6 +84,14 @@ def poison(tensor: torch.Tensor) -> None:
             pass
 
 
+@dataclass
+class Call:
+    """One side's call of forward: its inputs (as they are after the call) and its output."""
+
+    inputs: Inputs
+    output: object
+
+
 def trial_plans(trials: int, seed: int) -> list[TrialPlan]:
     plans = [TrialPlan(seed=seed + 1 + t) for t in range(trials)]
     plans += [TrialPlan(seed=seed + 1 + trials + i, wide_scale=s) for i, s in enumerate(WIDE_SCALES)]
@@ -119,10 +130,17 @@ def reference64(reference: nn.Module) -> nn.Module:
     return copy.deepcopy(reference).double()
 
 
+def _call(model: nn.Module, inputs: Inputs) -> Call:
+    """`model(*inputs)` without autograd, with the inputs it ran on."""
+    with torch.no_grad():
+        return Call(inputs, model(*inputs))
+
+
 def run_trials(task: Task, models: LoadedModels, backend: Backend, runner: CandidateRunner, trials: int,
                seed: int, dtype: torch.dtype, stats: CorrectnessStats,
                on_case: Callable[[], None] = lambda: None) -> None:
-    """Run every trial and case; fill `stats`; raise `StageFailure` at the first failure."""
+    """Run every trial and case; fill `stats`; raise `StageFailure` at the first failure. Each side
+    keeps the inputs it was called with, so in-place updates can be compared afterwards."""
     atol, rtol = task.tolerances()
     bound = task.relative_error_bound()
     ref64_model = reference64(models.reference)
@@ -137,22 +155,20 @@ def run_trials(task: Task, models: LoadedModels, backend: Backend, runner: Candi
         for case_index, inputs in enumerate(cases):
             on_case()
             label = plan.label if len(cases) == 1 else f"{plan.label}, case {case_index}"
-            with torch.no_grad():
-                ref_out = models.reference(*copy_inputs(inputs))
-            if plan.wide_scale is not None and not _all_finite(ref_out):
+            ref_call = _call(models.reference, copy_inputs(inputs))
+            if plan.wide_scale is not None and not _all_finite(ref_call.output):
                 stats.skipped.append(f"{plan.label}: the reference is not finite on these inputs")
                 skipped = True
                 break
-            with torch.no_grad():
-                ref64_out = ref64_model(*double_inputs(inputs))
+            ref64_call = _call(ref64_model, double_inputs(inputs))
             cand_inputs = copy_inputs(inputs)
-            sizes = [t.numel() * t.element_size() for t in as_tensor_list(ref_out) or []]
+            sizes = [t.numel() * t.element_size() for t in as_tensor_list(ref_call.output) or []]
             try:
                 cand_out, launches = runner(cand_inputs, sizes)
             except Exception as exc:  # the candidate's own error, reported trimmed
                 raise _runtime_failure(exc, models.candidate_file, label) from exc
-            trial_atol = atol if plan.wide_scale is None else atol * output_scale(ref64_out)
-            failure = check_trial(task, inputs, cand_inputs, ref_out, cand_out, ref64_out, launches,
+            trial_atol = atol if plan.wide_scale is None else atol * output_scale(ref64_call.output)
+            failure = check_trial(task, inputs, ref_call, ref64_call, Call(cand_inputs, cand_out), launches,
                                   trial_atol, rtol, bound, stats)
             if failure is not None:
                 if plan.wide_scale is not None and failure.error_class in _WIDE_CLASSES:
@@ -167,20 +183,43 @@ def run_trials(task: Task, models: LoadedModels, backend: Backend, runner: Candi
 _WIDE_CLASSES = {"correctness:mismatch", "correctness:nan", "correctness:precision"}
 
 
-def check_trial(task: Task, inputs: Inputs, cand_inputs: Inputs, ref_out, cand_out, ref64_out,
+def check_trial(task: Task, inputs: Inputs, reference: Call, reference64: Call, candidate: Call,
                 launches: dict[str, int], atol: float, rtol: float, bound: float,
                 stats: CorrectnessStats) -> Mismatch | None:
-    """The checks of one candidate call, in order; records error statistics in `stats`."""
-    if as_tensor_list(cand_out) is not None and not launches:
+    """The checks of one candidate call, in order: a launch, the outputs, then the inputs (see
+    `check_inputs`). `inputs` are the case's inputs before any call; records error statistics
+    in `stats`."""
+    if as_tensor_list(candidate.output) is not None and not launches:
         return Mismatch("correctness:no-launch",
                         "no Triton kernel was launched during forward (a kernel that never runs is a decoy)")
-    failure, errors = compare_outputs(ref_out, cand_out, ref64_out, atol, rtol, bound)
+    failure, errors = compare_outputs(reference.output, candidate.output, reference64.output, atol, rtol, bound)
     _record(stats, errors)
     if failure is not None:
         return failure
-    if not task.reference_mutates_inputs and not inputs_equal(inputs, cand_inputs):
+    return check_inputs(task, inputs, reference, reference64, candidate, atol, rtol, bound, stats)
+
+
+def check_inputs(task: Task, inputs: Inputs, reference: Call, reference64: Call, candidate: Call,
+                 atol: float, rtol: float, bound: float, stats: CorrectnessStats) -> Mismatch | None:
+    """The candidate's inputs after its call: bitwise unchanged, or, where the reference updates
+    its inputs in place, equal to the reference's inputs after its call within the output
+    tolerances and precision bound (non-tensor inputs cannot change and are skipped)."""
+    if not task.reference_mutates_inputs:
+        if inputs_equal(inputs, candidate.inputs):
+            return None
         return Mismatch("correctness:input-mutation",
                         "forward modified its input tensors (write results to a new output tensor)")
+    for position, (ref, ref64, cand) in enumerate(zip(reference.inputs, reference64.inputs, candidate.inputs,
+                                                      strict=True)):
+        if not isinstance(ref, torch.Tensor):
+            continue
+        failure, errors = compare_outputs(ref, cand, ref64, atol, rtol, bound, name=f"input {position}")
+        _record(stats, errors)
+        if failure is not None:
+            return Mismatch("correctness:input-mutation",
+                            "the reference updates its inputs in place, so their values after forward are part "
+                            "of the result; after your forward they differ from the reference's (write the "
+                            f"in-place result into the input tensors themselves): {failure.message}", failure.stats)
     return None
 
 

@@ -39,7 +39,7 @@ FAILURE_CLASSES: dict[str, str] = {
     "correctness:nan": "the output has NaN or Inf where the reference has none",
     "correctness:precision": "relative error against a float64 reference exceeds the dtype's bound (precision downgrade)",
     "correctness:wide-inputs": "wrong on inputs from a wider distribution than get_inputs() draws",
-    "correctness:input-mutation": "forward modified its input tensors",
+    "correctness:input-mutation": "forward modified its input tensors, or did not update them as an in-place reference does",
     "correctness:no-launch": "no Triton kernel ran during forward (a decoy kernel)",
     "correctness:timed-output": "the output of a timed call is wrong (results cached or computed lazily)",
     "correctness:output-type": "forward did not return a tensor (or tuple of tensors) like the reference",

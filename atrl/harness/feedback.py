@@ -47,7 +47,8 @@ FIX_HINTS: dict[str, str] = {
                              "use allow_tf32=False / input_precision='ieee' in tl.dot).",
     "correctness:wide-inputs": "the kernel must be right for any input values, including negatives and large "
                                "magnitudes.",
-    "correctness:input-mutation": "write results to a new output tensor; never modify the inputs.",
+    "correctness:input-mutation": "write results to a new output tensor and leave the inputs unchanged, unless the "
+                                  "reference updates its inputs in place: then store the same values into them.",
     "correctness:no-launch": "forward must launch your Triton kernel on every call.",
     "correctness:timed-output": "compute the result fresh on every call; no caching across calls.",
     "correctness:output-type": "return a tensor (or a tuple of tensors) like the reference.",

@@ -41,8 +41,12 @@ def copy_inputs(inputs: Inputs) -> Inputs:
 
 
 def double_inputs(inputs: Inputs) -> Inputs:
-    """Floating tensors as float64 copies (for the float64 reference); others unchanged."""
-    return [v.double() if isinstance(v, torch.Tensor) and v.is_floating_point() else v for v in inputs]
+    """An independent copy for the float64 reference: floating tensors as float64, other tensors
+    cloned (a reference that updates its inputs in place must not touch the originals)."""
+    return [
+        (v.to(torch.float64, copy=True) if v.is_floating_point() else v.clone()) if isinstance(v, torch.Tensor) else v
+        for v in inputs
+    ]
 
 
 def widen_inputs(inputs: Inputs, scale: float, generator: torch.Generator) -> Inputs:

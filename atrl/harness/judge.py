@@ -176,6 +176,7 @@ def _run_stages(task: Task, code: str, options: JudgeOptions, backend, verdict: 
         timed_calls=max(options.timed_calls, 1), warmup_calls=options.warmup_calls, seed=options.seed,
         compile_baseline=options.compile_baseline, coverage_threshold=options.coverage_threshold,
         compute_policy=options.compute_policy or task.compute_policy,
+        reference_mutates_inputs=task.reference_mutates_inputs,
     )
     with timing_lock:
         timing, flags = profile_candidate(task, models, backend, runner, settings, dtype, kernel_names)

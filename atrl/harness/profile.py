@@ -3,8 +3,10 @@
 Per input case: warm-up calls, then `timed_calls` CUDA-event timings of each side, alternating
 reference and candidate (and which goes first), with the L2 cache flushed before every timed
 call; medians in milliseconds, speedup = reference / candidate. Before the last timed call the
-inputs are refilled in place with fresh values and the candidate's previous output is poisoned,
-and that call's output is checked (caching or lazy results fail as `correctness:timed-output`).
+candidate's previous output is poisoned and then the inputs are refilled in place with fresh
+values (in that order: an in-place task's output is its input), and that call's output is
+checked (caching or lazy results fail as `correctness:timed-output`), and so are its inputs
+where the reference updates its inputs in place.
 One extra candidate call under `torch.profiler` lists the device kernels and the share of device
 time spent in the candidate's own Triton kernels (coverage). Multi-case tasks report geometric
 means over cases (so speedup is the geometric mean of the per-case speedups).
@@ -22,7 +24,7 @@ import torch
 from torch import nn
 
 from atrl.backends.base import Backend
-from atrl.harness.compare import compare_outputs
+from atrl.harness.compare import Mismatch, compare_outputs
 from atrl.harness.correctness import CandidateRunner, poison
 from atrl.harness.inputs import Inputs, copy_inputs, input_cases
 from atrl.harness.loading import LoadedModels, seed_everything
@@ -41,6 +43,7 @@ class ProfileSettings:
     compile_baseline: bool
     coverage_threshold: float
     compute_policy: str
+    reference_mutates_inputs: bool = False
 
 
 def _timings_ms(backend: Backend, fn: Callable[[], object], calls: int) -> list[float]:
@@ -100,10 +103,11 @@ def _time_case(backend: Backend, models: LoadedModels, runner: CandidateRunner, 
         cand_ms: list[float] = []
         for i in range(settings.timed_calls):
             if i == settings.timed_calls - 1:
-                _refill(ref_inputs, fresh)
-                _refill(cand_inputs, fresh)
+                # poison first: an output that is an input (in-place tasks) then gets fresh values
                 for tensor in runner.previous_outputs + [t for t in _tensors(last[0])]:
                     poison(tensor)
+                _refill(ref_inputs, fresh)
+                _refill(cand_inputs, fresh)
                 backend.synchronize()
             if i % 2:
                 cand_ms.append(backend.time_call_ms(run_candidate))
@@ -111,8 +115,10 @@ def _time_case(backend: Backend, models: LoadedModels, runner: CandidateRunner, 
             else:
                 ref_ms.append(backend.time_call_ms(run_reference))
                 cand_ms.append(backend.time_call_ms(run_candidate))
-        expected = reference(*copy_inputs(fresh))
-        failure, _ = compare_outputs(expected, last[0], None, atol, rtol, math.inf)
+        expected_inputs = copy_inputs(fresh)
+        expected = reference(*expected_inputs)
+        failure = _timed_call_failure(expected, last[0], expected_inputs, cand_inputs,
+                                      settings.reference_mutates_inputs, atol, rtol)
         if failure is not None:
             raise StageFailure("correctness:timed-output", f"{label}, last timed call: {failure.message}")
         case = {"candidate_ms": statistics.median(cand_ms), "reference_ms": statistics.median(ref_ms)}
@@ -124,6 +130,21 @@ def _time_case(backend: Backend, models: LoadedModels, runner: CandidateRunner, 
         case["kernels"] = profiled_kernels(backend, run_candidate, triton_names)
     case["speedup"] = case["reference_ms"] / case["candidate_ms"]
     return case
+
+
+def _timed_call_failure(expected, output, expected_inputs: Inputs, cand_inputs: Inputs, mutates: bool,
+                        atol: float, rtol: float) -> Mismatch | None:
+    """The last timed call's output against the reference's on the same fresh inputs; where the
+    reference updates its inputs in place, the candidate's inputs against the reference's too."""
+    failure, _ = compare_outputs(expected, output, None, atol, rtol, math.inf)
+    if failure is not None or not mutates:
+        return failure
+    for position, (ref, cand) in enumerate(zip(expected_inputs, cand_inputs, strict=True)):
+        if isinstance(ref, torch.Tensor):
+            failure, _ = compare_outputs(ref, cand, None, atol, rtol, math.inf, name=f"input {position}")
+            if failure is not None:
+                return failure
+    return None
 
 
 def _tensors(output) -> list[torch.Tensor]:

@@ -5,10 +5,13 @@ comments:
 
     # expect: <failure class or static rule>[ | <alternative> ...]   (cheats only)
     # class: <attack class, or the unusual style of a legitimate kernel>
-    # task: builtin/<task name>
+    # task: builtin/<task name>  |  tasks/<file>.py
 
 `candidates/*.py` are cheats: each must get `ok=False` with one of its expected classes.
 `legit/*.py` are correct kernels written in unusual but fair ways: each must get `ok=True`.
+A task is a builtin id, or a path relative to this directory of a task file in the builtin
+format kept outside the suite (`tasks/`: cases the builtin tasks lack, such as an in-place
+reference), loaded with the builtin loader under the id `adversarial/<name>`.
 
 As a script it prints the detection rate by attack class and the false-rejection rate as
 markdown tables:
@@ -19,6 +22,7 @@ markdown tables:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
 import sys
 import time
@@ -94,13 +98,24 @@ def load_cases(directory: Path) -> list[Case]:
     return [load_case(p) for p in sorted(directory.glob("*.py"))]
 
 
+def resolve_task(spec: str):
+    """A case's `# task:`: a builtin id as is (the harness looks it up), or a `Task` loaded from a
+    task file at that path relative to this directory (a `.py` file in the builtin format)."""
+    if not spec.endswith(".py"):
+        return spec
+    from atrl.tasks.builtin_suite import load_builtin_task
+
+    task = load_builtin_task(HERE / spec, level=1)
+    return dataclasses.replace(task, id=f"adversarial/{task.name}", suite="adversarial")
+
+
 def run_cases(cases: list[Case], workers: int = 2, trials: int = 2) -> list[Outcome]:
     """Judge every case with one `Harness(backend="interpreter", use_cache=False)`; outcomes in order."""
     from atrl.harness.api import Harness
 
     with Harness(backend="interpreter", workers=workers, trials=trials, use_cache=False,
                  stage_timeouts=STAGE_TIMEOUTS) as harness:
-        verdicts = harness.evaluate_many([(c.task, c.path.read_text()) for c in cases])
+        verdicts = harness.evaluate_many([(resolve_task(c.task), c.path.read_text()) for c in cases])
     return [Outcome(case=c, ok=v.ok, error_class=v.error_class, stage=v.stage, message=v.message or "",
                     reward_hack=bool(v.reward_hack)) for c, v in zip(cases, verdicts, strict=True)]
 

@@ -36,7 +36,17 @@ def test_suite_covers_every_attack_class_with_enough_candidates():
     assert {c.klass for c in CHEATS} >= ATTACK_CLASSES
     for case in CHEATS:
         assert case.expect and set(case.expect) <= set(FAILURE_CLASSES), case.name
-        assert case.task.startswith("builtin/"), case.name
+    for case in CHEATS + LEGIT:
+        assert case.task.startswith("builtin/") or (runner.HERE / case.task).is_file(), case.name
+
+
+def test_a_task_file_outside_the_suite_loads_with_the_builtin_loader():
+    task = runner.resolve_task("tasks/relu_inplace.py")
+    assert task.id == "adversarial/relu_inplace" and task.reference_mutates_inputs
+    assert set(task.presets) == {"small", "full"} and task.dtype == "float32"
+    assert runner.resolve_task("builtin/relu") == "builtin/relu"
+    uses = {c.name for c in CHEATS + LEGIT if c.task == "tasks/relu_inplace.py"}
+    assert {"inplace_relu", "inplace_skipped"} <= uses
 
 
 @pytest.mark.slow

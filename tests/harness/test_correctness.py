@@ -1,0 +1,195 @@
+"""The correctness and timed-output checks of inputs (`run_trials`, `check_trial`, `profile_candidate`)
+for tasks whose reference updates its inputs in place (`reference_mutates_inputs`) and for tasks
+whose reference does not.
+
+Everything runs in this process on the CPU through the Triton interpreter: the candidates here
+are the tests' own, so no worker is needed.
+"""
+
+from __future__ import annotations
+
+import itertools
+import textwrap
+
+import pytest
+import torch
+
+from atrl.backends.interpreter import InterpreterBackend
+from atrl.harness import profile
+from atrl.harness.correctness import CandidateRunner, run_trials
+from atrl.harness.loading import (
+    LoadedModels,
+    build_models,
+    import_candidate,
+    load_task_module,
+    write_candidate,
+)
+from atrl.harness.trace import StageFailure
+from atrl.harness.verdict import CorrectnessStats
+from atrl.tasks.task import Task
+
+_TASK_SOURCE = """
+import torch
+import torch.nn as nn
+
+N = 3000
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        {body}
+
+
+def get_inputs():
+    return [{draw}]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def make_task(name: str, body: str, mutates: bool, draw: str = "torch.randn(N)") -> Task:
+    """A one-input task whose reference forward is `body`."""
+    source = _TASK_SOURCE.format(body=body, draw=draw)
+    return Task(id=f"test/{name}", suite="test", name=name, level=1, source=source,
+                reference_mutates_inputs=mutates)
+
+
+RELU_INPLACE = make_task("relu_inplace", "torch.relu_(x)\n        return x", mutates=True)
+RELU = make_task("relu", "return torch.relu(x)", mutates=False)
+INCREMENT_INPLACE = make_task("increment_inplace", "x.add_(1)\n        return x", mutates=True,
+                              draw="torch.randint(0, 100, (N,))")
+
+_CANDIDATE = """
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    {stores}
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        {forward}
+        kernel[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
+        return {returns}
+"""
+
+
+def candidate(stores: str, forward: str = "y = x", returns: str = "x") -> str:
+    """A one-kernel candidate: `stores` (kernel lines, x loaded) write through x_ptr and/or y_ptr;
+    `forward` binds y before the launch; forward returns `returns`."""
+    return _CANDIDATE.format(stores=stores.replace("\n", "\n    "), forward=forward, returns=returns)
+
+
+# writes relu into x's own storage and returns x
+RELU_INTO_X = candidate("tl.store(x_ptr + offs, tl.maximum(x, 0.0), mask=mask)")
+# right values in a new tensor, x left unchanged
+RELU_INTO_NEW = candidate("tl.store(y_ptr + offs, tl.maximum(x, 0.0), mask=mask)",
+                          forward="y = torch.empty_like(x)", returns="y")
+# right values in a new tensor, wrong values written into x
+RELU_INTO_NEW_ABS_INTO_X = candidate(
+    "tl.store(y_ptr + offs, tl.maximum(x, 0.0), mask=mask)\ntl.store(x_ptr + offs, tl.abs(x), mask=mask)",
+    forward="y = torch.empty_like(x)", returns="y")
+INCREMENT_X = candidate("tl.store(x_ptr + offs, x + 1, mask=mask)")
+
+_tags = itertools.count()
+
+
+@pytest.fixture
+def load(tmp_path, monkeypatch):
+    """`load(task, code)`: the task at its default size and the candidate, built as the judge does."""
+    monkeypatch.chdir(tmp_path)  # the candidate is written to a file (Triton reads kernel source)
+
+    def _load(task: Task, code: str) -> LoadedModels:
+        task_module = load_task_module(task, None)
+        path = write_candidate(textwrap.dedent(code), f"inplace_{next(_tags)}")
+        module = import_candidate(path)
+        reference, model, init = build_models(task_module, module, 0, torch.float32, torch.device("cpu"))
+        return LoadedModels(task_module, module, path, reference, model, init)
+
+    return _load
+
+
+def correctness_failure(task: Task, models: LoadedModels) -> StageFailure | None:
+    """The StageFailure of two regular and two wide trials, None when the candidate passes."""
+    backend = InterpreterBackend()
+    runner = CandidateRunner(models.candidate, backend, models.candidate_file)
+    try:
+        run_trials(task, models, backend, runner, 2, 0, torch.float32, CorrectnessStats())
+    except StageFailure as failure:
+        return failure
+    return None
+
+
+def test_in_place_candidate_of_an_in_place_reference_passes(load):
+    assert correctness_failure(RELU_INPLACE, load(RELU_INPLACE, RELU_INTO_X)) is None
+
+
+def test_candidate_that_leaves_the_inputs_of_an_in_place_reference_unchanged_fails(load):
+    failure = correctness_failure(RELU_INPLACE, load(RELU_INPLACE, RELU_INTO_NEW))
+    assert failure is not None and failure.error_class == "correctness:input-mutation"
+    assert "updates its inputs in place" in failure.message and "input 0 differs" in failure.message
+
+
+def test_candidate_that_updates_the_inputs_wrongly_fails(load):
+    failure = correctness_failure(RELU_INPLACE, load(RELU_INPLACE, RELU_INTO_NEW_ABS_INTO_X))
+    assert failure is not None and failure.error_class == "correctness:input-mutation"
+    assert "input 0 differs" in failure.message
+
+
+def test_a_reference_that_does_not_mutate_still_forbids_mutating_the_inputs(load):
+    failure = correctness_failure(RELU, load(RELU, RELU_INTO_X))
+    assert failure is not None and failure.error_class == "correctness:input-mutation"
+    assert "write results to a new output tensor" in failure.message
+    assert correctness_failure(RELU, load(RELU, RELU_INTO_NEW)) is None
+
+
+def test_in_place_update_of_an_integer_input_passes(load):
+    # the float64 reference gets its own copy of integer inputs too, so its update reaches
+    # neither the candidate's inputs nor the comparison
+    assert correctness_failure(INCREMENT_INPLACE, load(INCREMENT_INPLACE, INCREMENT_X)) is None
+
+
+class _TimedCPU(InterpreterBackend):
+    """The interpreter with a stand-in clock, so the profile stage's checks run on the CPU."""
+
+    timed = True
+
+    def time_call_ms(self, fn, flush=None) -> float:
+        fn()
+        return 1.0
+
+
+def timed_failure(task: Task, models: LoadedModels, monkeypatch) -> StageFailure | None:
+    """The StageFailure of the profile stage (its last timed call's checks), None when it passes."""
+    monkeypatch.setattr(profile, "profiled_kernels", lambda *args: [])
+    backend = _TimedCPU()
+    runner = CandidateRunner(models.candidate, backend, models.candidate_file)
+    settings = profile.ProfileSettings(timed_calls=4, warmup_calls=1, seed=0, compile_baseline=False,
+                                       coverage_threshold=0.5, compute_policy="strict",
+                                       reference_mutates_inputs=task.reference_mutates_inputs)
+    try:
+        profile.profile_candidate(task, models, backend, runner, settings, torch.float32, {"kernel"})
+    except StageFailure as failure:
+        return failure
+    return None
+
+
+def test_timed_in_place_candidate_returning_its_input_passes(load, monkeypatch):
+    # the returned tensor is the input: poisoning it must not destroy the fresh inputs
+    assert timed_failure(RELU_INPLACE, load(RELU_INPLACE, RELU_INTO_X), monkeypatch) is None
+
+
+def test_timed_call_that_skips_the_in_place_update_fails(load, monkeypatch):
+    failure = timed_failure(RELU_INPLACE, load(RELU_INPLACE, RELU_INTO_NEW), monkeypatch)
+    assert failure is not None and failure.error_class == "correctness:timed-output"
+    assert "input 0" in failure.message
