@@ -16,7 +16,7 @@ reference), loaded with the builtin loader under the id `adversarial/<name>`.
 As a script it prints the detection rate by attack class and the false-rejection rate as
 markdown tables:
 
-    python tests/adversarial/runner.py [--workers 2] [--trials 2]
+    python tests/adversarial/runner.py [--workers 2] [--trials 2] [--backend cuda]
 """
 
 from __future__ import annotations
@@ -109,11 +109,11 @@ def resolve_task(spec: str):
     return dataclasses.replace(task, id=f"adversarial/{task.name}", suite="adversarial")
 
 
-def run_cases(cases: list[Case], workers: int = 2, trials: int = 2) -> list[Outcome]:
-    """Judge every case with one `Harness(backend="interpreter", use_cache=False)`; outcomes in order."""
+def run_cases(cases: list[Case], workers: int = 2, trials: int = 2, backend: str = "interpreter") -> list[Outcome]:
+    """Judge every case with one `Harness(backend=backend, use_cache=False)`; outcomes in order."""
     from atrl.harness.api import Harness
 
-    with Harness(backend="interpreter", workers=workers, trials=trials, use_cache=False,
+    with Harness(backend=backend, workers=workers, trials=trials, use_cache=False,
                  stage_timeouts=STAGE_TIMEOUTS) as harness:
         verdicts = harness.evaluate_many([(resolve_task(c.task), c.path.read_text()) for c in cases])
     return [Outcome(case=c, ok=v.ok, error_class=v.error_class, stage=v.stage, message=v.message or "",
@@ -166,12 +166,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--trials", type=int, default=2)
+    parser.add_argument("--backend", default="interpreter", help="interpreter (CPU) or cuda")
     parser.add_argument("--details", action="store_true", help="also list every cheat's verdict")
     args = parser.parse_args(argv)
     cases = load_cases(CHEATS_DIR) + load_cases(LEGIT_DIR)
     start = time.monotonic()
-    outcomes = run_cases(cases, workers=args.workers, trials=args.trials)
-    print(f"## Reward-hacking detection ({len(outcomes)} candidates, {time.monotonic() - start:.0f} s)\n")
+    outcomes = run_cases(cases, workers=args.workers, trials=args.trials, backend=args.backend)
+    print(f"## Reward-hacking detection ({len(outcomes)} candidates, {args.backend} backend, "
+          f"{time.monotonic() - start:.0f} s)\n")
     print(detection_table(outcomes) + "\n")
     if args.details:
         print(per_case_table(outcomes) + "\n")

@@ -72,3 +72,11 @@ def test_detection_table_reports_every_class_at_full_rate(outcomes):
     for klass in ATTACK_CLASSES:
         assert f"| {klass} |" in table
     assert "| **all** |" in table and table.rstrip().endswith("100% |")
+
+
+@pytest.mark.gpu
+def test_every_cheat_is_rejected_and_every_legit_kernel_accepted_on_cuda():
+    # the same suites through the CUDA harness: real compilation, GPU allocator poisoning, timing
+    results = runner.run_cases(CHEATS + LEGIT, workers=4, trials=2, backend="cuda")
+    wrong = [(o.case.name, o.ok, o.error_class, o.message[:300]) for o in results if not o.as_expected]
+    assert not wrong, wrong
