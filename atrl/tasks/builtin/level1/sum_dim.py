@@ -3,6 +3,9 @@
 TASK = {
     "tags": ["reduction", "sum_dim"],
     "dtype": "float32",
+    # Each output sums DIM1 = 4096 values, so |y| ~ 64 and two correct fp32 summation orders (a
+    # sequential loop, a tree) differ by up to ~7e-4 where y is near zero (measured on an H200).
+    "atol": 2e-3,
     "presets": {"small": {"BATCH": 3, "DIM1": 70, "DIM2": 50}, "full": {"BATCH": 16, "DIM1": 4096, "DIM2": 4096}},
 }
 
