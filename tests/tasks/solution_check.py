@@ -89,7 +89,8 @@ def check_solution(task: Task, solution_source: str | None = None, preset: str =
     """Run `solution_source` (default: the task's own solution) against the reference at `preset`.
 
     Inputs come from the task's `get_inputs()` under seeds `seed + 1 ... seed + draws`; both models
-    are built from `get_init_inputs()` under `seed`. Inputs must be left unchanged by the solution.
+    are built from `get_init_inputs()` under `seed`. Inputs must be left unchanged by the solution,
+    or, for a task whose reference works in place, end as the reference leaves them.
     """
     source = solution_source if solution_source is not None else task.solution
     if source is None:
@@ -111,12 +112,17 @@ def check_solution(task: Task, solution_source: str | None = None, preset: str =
             torch.manual_seed(seed + 1 + draw)
             inputs = reference.get_inputs()
             with torch.no_grad():
-                expected = model(*[x.clone() for x in inputs])
+                expected_inputs = [x.clone() for x in inputs]
+                expected = model(*expected_inputs)
                 expected64 = model64(*[_to_float64(x) for x in inputs])
                 given = [x.clone() for x in inputs]
                 out = model_new(*given)
             label = f"draw {draw}"
-            if not all(torch.equal(a, b) for a, b in zip(given, inputs, strict=True)):
+            if task.reference_mutates_inputs:
+                for i, (got, want) in enumerate(zip(given, expected_inputs, strict=True)):
+                    if not torch.allclose(got, want, atol=atol, rtol=rtol):
+                        report.mismatches.append(f"{label}: input {i} differs from the reference's in-place result")
+            elif not all(torch.equal(a, b) for a, b in zip(given, inputs, strict=True)):
                 report.mismatches.append(f"{label}: the solution modified its inputs")
             problems, max_abs = _compare(out, expected, expected64, atol, rtol, bound, label)
             report.mismatches.extend(problems)

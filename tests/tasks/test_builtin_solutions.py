@@ -74,3 +74,20 @@ def test_checker_reports_a_precision_downgrade_that_allclose_alone_accepts():
     report = check_solution(loose, source, draws=1)
     assert len(report.mismatches) == 1
     assert "relative error" in report.mismatches[0]
+
+
+def test_checker_follows_an_in_place_reference():
+    # A task whose reference updates x in place (test data of the adversarial suite): the
+    # solution must leave x as the reference does, and returning a new tensor is not enough.
+    from pathlib import Path
+
+    from atrl.tasks.builtin_suite import load_builtin_task
+
+    adversarial = Path(__file__).resolve().parents[1] / "adversarial"
+    task = load_builtin_task(adversarial / "tasks" / "relu_inplace.py", level=1)
+    in_place = (adversarial / "legit" / "inplace_relu.py").read_text()
+    assert check_solution(task, in_place, draws=1).ok
+    skipped = (adversarial / "candidates" / "inplace_skipped.py").read_text()
+    report = check_solution(task, skipped, draws=1)
+    assert not report.ok
+    assert "differs from the reference's in-place result" in report.mismatches[0]
