@@ -312,46 +312,39 @@ def test_a_candidate_allocating_beyond_the_cap_is_out_of_memory_and_the_gpu_stay
         assert h.evaluate(task, task.solution).ok  # the same worker slot judges the next candidate
 
 
-def _hold_device_lock(path: str, seconds: float):
-    """Another process that times on GPU "0" (holds its lock exclusively) for `seconds`."""
+def _judge_while_the_gpu_is_busy(lock_dir, busy_s: float, timeouts: StageTimeouts):
+    """Judge one "ok" job on GPU "0" while another process holds that GPU's timing lock (as a
+    timing job of another pool would) for `busy_s` seconds."""
     import subprocess
     import sys
 
-    holder = subprocess.Popen([sys.executable, "-c",
-                               "import time\nfrom atrl.harness.worker import DeviceTimingLock\n"
-                               f"DeviceTimingLock({path!r}).acquire()\nprint('held', flush=True)\n"
-                               f"time.sleep({seconds})"], stdout=subprocess.PIPE, text=True)
-    assert holder.stdout.readline().strip() == "held"
-    return holder
+    with WorkerPool("cuda", "cuda", workers=1, gpus=("0",), runner="fault_runners:run", sys_path=(HERE,),
+                    stage_timeouts=timeouts) as pool:
+        assert _run(pool, "ok").ok  # the worker is up before the device gets busy
+        path = str(lock_dir / "gpu0.lock")
+        holder = subprocess.Popen([sys.executable, "-c",
+                                   "import time\nfrom atrl.harness.worker import DeviceTimingLock\n"
+                                   f"DeviceTimingLock({path!r}).acquire()\nprint('held', flush=True)\n"
+                                   f"time.sleep({busy_s})"], stdout=subprocess.PIPE, text=True)
+        try:
+            assert holder.stdout.readline().strip() == "held"
+            return _run(pool, "ok")
+        finally:
+            holder.kill()
+            holder.wait()
 
 
 def test_waiting_for_a_busy_gpu_is_not_charged_to_the_stage_limit(tmp_path, monkeypatch):
     # The job's compile limit (3 s) is shorter than the time another process keeps the GPU (6 s):
     # the wait is reported separately and the job is judged normally afterwards.
     monkeypatch.setenv("ATRL_GPU_LOCK_DIR", str(tmp_path))
-    with WorkerPool("cuda", "cuda", workers=1, gpus=("0",), runner="fault_runners:run", sys_path=(HERE,),
-                    stage_timeouts=StageTimeouts(compile=3, correctness=3, profile=3)) as pool:
-        assert _run(pool, "ok").ok  # the worker is up before the device gets busy
-        holder = _hold_device_lock(str(tmp_path / "gpu0.lock"), 6)
-        try:
-            verdict = _run(pool, "ok")
-        finally:
-            holder.kill()
-            holder.wait()
+    verdict = _judge_while_the_gpu_is_busy(tmp_path, 6, StageTimeouts(compile=3, correctness=3, profile=3))
     assert verdict.ok, verdict.message
     assert verdict.stage_seconds["device_wait"] > 3
 
 
 def test_a_device_wait_past_its_own_limit_is_a_timeout_that_says_so(tmp_path, monkeypatch):
     monkeypatch.setenv("ATRL_GPU_LOCK_DIR", str(tmp_path))
-    with WorkerPool("cuda", "cuda", workers=1, gpus=("0",), runner="fault_runners:run", sys_path=(HERE,),
-                    stage_timeouts=StageTimeouts(compile=30, device_wait=2)) as pool:
-        assert _run(pool, "ok").ok
-        holder = _hold_device_lock(str(tmp_path / "gpu0.lock"), 30)
-        try:
-            verdict = _run(pool, "ok")
-        finally:
-            holder.kill()
-            holder.wait()
+    verdict = _judge_while_the_gpu_is_busy(tmp_path, 30, StageTimeouts(compile=30, device_wait=2))
     assert verdict.error_class == "timeout"
     assert "waited more than 2 s for the GPU" in verdict.message
