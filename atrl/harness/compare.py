@@ -154,10 +154,7 @@ def compare_outputs(reference, candidate, reference64, atol: float, rtol: float,
     for i, (ref, cand) in enumerate(zip(refs, cands, strict=True)):
         label = name if len(refs) == 1 else f"{name}[{i}]"
         failure, errors = compare_tensor(ref, cand, atol, rtol, label)
-        worst.max_abs_error = max(worst.max_abs_error, errors.max_abs_error)
-        worst.max_rel_error = max(worst.max_rel_error, errors.max_rel_error)
-        worst.mismatch_fraction = max(worst.mismatch_fraction, errors.mismatch_fraction)
-        worst.first_mismatch_index = worst.first_mismatch_index or errors.first_mismatch_index
+        _merge(worst, errors)
         if failure is not None:
             return failure, worst
         if refs64 is not None and i < len(refs64):
@@ -167,3 +164,30 @@ def compare_outputs(reference, candidate, reference64, atol: float, rtol: float,
             if failure is not None:
                 return failure, worst
     return None, worst
+
+
+def compare_inputs(reference: list, candidate: list, reference64: list | None, atol: float, rtol: float,
+                   bound: float) -> tuple[Mismatch | None, OutputErrors]:
+    """Inputs after a call that updates them in place: every tensor input checked like an output
+    (named "input <position>"); other inputs cannot change and are skipped. The first failure,
+    and the worst errors seen."""
+    worst = OutputErrors()
+    for position, (ref, cand) in enumerate(zip(reference, candidate, strict=True)):
+        if not isinstance(ref, torch.Tensor):
+            continue
+        ref64 = reference64[position] if reference64 is not None else None
+        failure, errors = compare_outputs(ref, cand, ref64, atol, rtol, bound, name=f"input {position}")
+        _merge(worst, errors)
+        if failure is not None:
+            return failure, worst
+    return None, worst
+
+
+def _merge(worst: OutputErrors, errors: OutputErrors) -> None:
+    """Fold one comparison's error statistics into the worst seen so far."""
+    worst.max_abs_error = max(worst.max_abs_error, errors.max_abs_error)
+    worst.max_rel_error = max(worst.max_rel_error, errors.max_rel_error)
+    worst.mismatch_fraction = max(worst.mismatch_fraction, errors.mismatch_fraction)
+    worst.first_mismatch_index = worst.first_mismatch_index or errors.first_mismatch_index
+    if errors.relative_error_vs_fp64 is not None:
+        worst.relative_error_vs_fp64 = max(worst.relative_error_vs_fp64 or 0.0, errors.relative_error_vs_fp64)

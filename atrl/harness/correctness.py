@@ -22,7 +22,7 @@ import torch
 from torch import nn
 
 from atrl.backends.base import Backend
-from atrl.harness.compare import Mismatch, as_tensor_list, compare_outputs
+from atrl.harness.compare import Mismatch, as_tensor_list, compare_inputs, compare_outputs
 from atrl.harness.inputs import Inputs, copy_inputs, double_inputs, input_cases, inputs_equal, widen_inputs
 from atrl.harness.launch_hook import count_launches
 from atrl.harness.loading import LoadedModels, seed_everything
@@ -209,18 +209,14 @@ def check_inputs(task: Task, inputs: Inputs, reference: Call, reference64: Call,
             return None
         return Mismatch("correctness:input-mutation",
                         "forward modified its input tensors (write results to a new output tensor)")
-    for position, (ref, ref64, cand) in enumerate(zip(reference.inputs, reference64.inputs, candidate.inputs,
-                                                      strict=True)):
-        if not isinstance(ref, torch.Tensor):
-            continue
-        failure, errors = compare_outputs(ref, cand, ref64, atol, rtol, bound, name=f"input {position}")
-        _record(stats, errors)
-        if failure is not None:
-            return Mismatch("correctness:input-mutation",
-                            "the reference updates its inputs in place, so their values after forward are part "
-                            "of the result; after your forward they differ from the reference's (write the "
-                            f"in-place result into the input tensors themselves): {failure.message}", failure.stats)
-    return None
+    failure, errors = compare_inputs(reference.inputs, candidate.inputs, reference64.inputs, atol, rtol, bound)
+    _record(stats, errors)
+    if failure is None:
+        return None
+    return Mismatch("correctness:input-mutation",
+                    "the reference updates its inputs in place, so their values after forward are part of the "
+                    "result; after your forward they differ from the reference's (write the in-place result "
+                    f"into the input tensors themselves): {failure.message}", failure.stats)
 
 
 def _record(stats: CorrectnessStats, errors) -> None:

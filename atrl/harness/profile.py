@@ -24,7 +24,7 @@ import torch
 from torch import nn
 
 from atrl.backends.base import Backend
-from atrl.harness.compare import Mismatch, compare_outputs
+from atrl.harness.compare import Mismatch, compare_inputs, compare_outputs
 from atrl.harness.correctness import CandidateRunner, poison
 from atrl.harness.inputs import Inputs, copy_inputs, input_cases
 from atrl.harness.loading import LoadedModels, seed_everything
@@ -139,12 +139,7 @@ def _timed_call_failure(expected, output, expected_inputs: Inputs, cand_inputs: 
     failure, _ = compare_outputs(expected, output, None, atol, rtol, math.inf)
     if failure is not None or not mutates:
         return failure
-    for position, (ref, cand) in enumerate(zip(expected_inputs, cand_inputs, strict=True)):
-        if isinstance(ref, torch.Tensor):
-            failure, _ = compare_outputs(ref, cand, None, atol, rtol, math.inf, name=f"input {position}")
-            if failure is not None:
-                return failure
-    return None
+    return compare_inputs(expected_inputs, cand_inputs, None, atol, rtol, math.inf)[0]
 
 
 def _tensors(output) -> list[torch.Tensor]:
