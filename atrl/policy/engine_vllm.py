@@ -42,6 +42,7 @@ class VLLMEngine:
     """
 
     name = "vllm"
+    follows_model_weights = False  # its weights are its own: a trainer's updates never reach it
 
     def __init__(self, model: Any, tokenizer: Any = None, **llm_options: Any) -> None:
         try:

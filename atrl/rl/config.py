@@ -22,7 +22,7 @@ class TrainConfig(BaseModel):
     # what is trained, on what
     model: str = Field("", description="policy spec passed to atrl.policy.load_policy (an `hf` policy)")
     rollout_engine: str | None = Field(
-        None, description="generation engine for rollouts: static, compiled, plain, vllm; null: static on a GPU, the policy's own loop on CPU"
+        None, description="generation engine for rollouts: static, compiled, plain (vllm is refused: it does not follow the trained weights); null: static on a GPU, the policy's own loop on CPU"
     )
     suite: str = Field("builtin", description="task suite to sample training tasks from")
     suite_path: str | None = Field(None, description="suite checkout (kernelbench, npukernelbench)")
@@ -66,6 +66,9 @@ class TrainConfig(BaseModel):
     clip_low: float = Field(0.2, ge=0.0, description="PPO clip below 1")
     clip_high: float = Field(0.28, ge=0.0, description="PPO clip above 1")
     kl_beta: float = Field(0.0, ge=0.0, description="weight of the k3 KL to the reference policy (0: off)")
+    tis_cap: float | None = Field(
+        2.0, gt=0.0, description="truncated importance sampling cap C on π_trainer/π_sampler per token (null: off)"
+    )
 
     # optimisation
     lr: float = Field(1e-6, gt=0.0, description="peak learning rate (AdamW)")
@@ -79,12 +82,23 @@ class TrainConfig(BaseModel):
     micro_batch_tokens: int | None = Field(None, description="cap on padded tokens per micro-batch")
     ppo_epochs: int = Field(1, ge=1, description="optimizer steps per training step over the same rows")
     bf16: bool = Field(True, description="bf16 autocast for forward passes on GPU")
+    fp32_master: bool = Field(
+        True,
+        description="full fine-tuning trains fp32 master weights (false: AdamW on bf16 weights, only to measure "
+        "what that loses)",
+    )
 
     # sampling
     group_size: int = Field(8, ge=1, description="episodes per task per step (G)")
     tasks_per_step: int = Field(4, ge=1, description="tasks sampled per step")
     steps: int = Field(100, ge=1, description="training steps")
     seed: int = Field(0, description="seeds task sampling, generation and initialisation")
+    min_multi_segment_fraction: float | None = Field(
+        None,
+        ge=0.0,
+        le=1.0,
+        description="warn (run log and metrics) when fewer episodes of a step have ≥ 2 segments (null: no check)",
+    )
 
     # parameters
     lora: bool = Field(False, description="train a LoRA adapter (peft) instead of all weights")
@@ -108,6 +122,16 @@ class TrainConfig(BaseModel):
 
         if value not in estimator_names():
             raise ValueError(f"unknown estimator {value!r}; choose one of {', '.join(estimator_names())}")
+        return value
+
+    @field_validator("rollout_engine")
+    @classmethod
+    def _engine_follows_weights(cls, value: str | None) -> str | None:
+        if value == "vllm":
+            raise ValueError(
+                "the vllm engine holds its own copy of the weights and receives no updates from the trainer, "
+                "so training would learn from the initial model's rollouts; use static, compiled or plain"
+            )
         return value
 
     @field_validator("split")

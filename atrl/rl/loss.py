@@ -8,6 +8,13 @@ N_step is the number of trainable tokens of the whole optimizer step (all micro-
 summing the micro-batch losses gives the token mean over the step however the rows are split
 (Yu et al. 2025, DAPO: token-level loss; the asymmetric clip ε_high > ε_low is theirs too).
 KL3_t = exp(r_t) − r_t − 1 with r_t = logπ_ref − logπ_θ (Schulman's k3 estimator of KL(π_θ‖π_ref)).
+
+π_old is the trainer's own forward under the weights before the update, not the sampler's
+log-probs: the two differ (bf16 KV-cache decoding against the trainer's forward, or another
+engine), and the ratio must compare like with like. The sampler/trainer mismatch is corrected by
+truncated importance sampling (Yao et al. 2025, "Your Efficient RL Framework Secretly Brings You
+Off-Policy RL Training"): each token's term is weighted by w_t = min(π_old(a_t)/π_sampler(a_t), C),
+a constant (no gradient), since the tokens were drawn from π_sampler.
 """
 
 from __future__ import annotations
@@ -42,6 +49,8 @@ class LossStats:
     ref_kl: float = 0.0  # Σ k3 estimate of KL(π_θ ‖ π_ref) (0 without a reference)
     entropy: float = 0.0  # Σ entropy (nats), when logits were given
     ratio: float = 0.0  # Σ ratio
+    is_weight: float = 0.0  # Σ truncated importance weight (tokens count 1 when it is off)
+    is_truncated: float = 0.0  # tokens whose importance weight hit the cap
     loss: float = 0.0  # Σ of the micro-batch losses: the step's loss once all are added
 
     def __add__(self, other: LossStats) -> LossStats:
@@ -56,6 +65,8 @@ class LossStats:
             "ref_kl": self.ref_kl / n,
             "entropy": self.entropy / n,
             "ratio_mean": self.ratio / n,
+            "is_weight_mean": self.is_weight / n,
+            "is_truncated_fraction": self.is_truncated / n,
             "loss": self.loss,
         }
 
@@ -72,12 +83,15 @@ def ppo_loss(
     kl_beta: float = 0.0,
     logits: torch.Tensor | None = None,
     temperature: float = 1.0,
+    sampler_logprobs: torch.Tensor | None = None,
+    is_cap: float | None = None,
 ) -> tuple[torch.Tensor, LossStats]:
     """Clipped PPO loss of one micro-batch, normalised by the step's trainable-token count.
 
     logprobs [B, T] (under π_θ, with grad), old_logprobs [B, T], advantages [B, T], mask [B, T]
     (1 = trainable), total_tokens N_step > 0, ref_logprobs [B, T] for the KL term when
-    kl_beta > 0, logits [B, T, V] only for the entropy statistic. Returns (scalar loss, stats).
+    kl_beta > 0, logits [B, T, V] only for the entropy statistic, sampler_logprobs [B, T] with
+    is_cap C for truncated importance sampling (off when either is None). Returns (loss, stats).
     Masked positions contribute exactly nothing, to the loss or its gradient.
     """
     if total_tokens <= 0:
@@ -90,6 +104,11 @@ def ppo_loss(
     unclipped = ratio * advantages
     clipped = torch.clamp(ratio, 1.0 - clip_low, 1.0 + clip_high) * advantages
     per_token = -torch.minimum(unclipped, clipped)
+    is_weight = torch.ones_like(per_token)
+    if sampler_logprobs is not None and is_cap is not None:
+        sampler_log_ratio = torch.where(keep, old_logprobs - sampler_logprobs, torch.zeros_like(logprobs))
+        is_weight = torch.exp(sampler_log_ratio).clamp(max=is_cap).detach()
+        per_token = per_token * is_weight
     ref_kl = torch.zeros_like(per_token)
     if ref_logprobs is not None:
         ref_log_ratio = torch.where(keep, ref_logprobs - logprobs, torch.zeros_like(logprobs))
@@ -109,6 +128,9 @@ def ppo_loss(
             if logits is not None
             else 0.0,
             ratio=float((ratio.detach() * maskf).sum()),
+            is_weight=float((is_weight * maskf).sum()),
+            is_truncated=float(((is_weight >= is_cap).to(maskf.dtype) * maskf).sum()) if is_cap is not None
+            and sampler_logprobs is not None else 0.0,
             loss=float(loss.detach()),
         )
     return loss, stats

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
@@ -45,8 +46,10 @@ def rollout_metrics(trajectories: Sequence[Trajectory]) -> dict[str, float]:
         "speedup_mean": _mean(speedups),
         "turns_per_episode": _mean([len(traj.turns) for traj in trajectories]),
         "segments_per_episode": _mean([len(traj.segments) for traj in trajectories]),
+        "multi_segment_fraction": _mean([1.0 if len(traj.segments) >= 2 else 0.0 for traj in trajectories]),
         "compactions_per_episode": _mean([traj.compactions for traj in trajectories]),
         "summary_fallbacks": float(sum(s.summary_fallback for traj in trajectories for s in traj.segments)),
+        **summary_metrics(trajectories),
         "truncated_responses": float(
             sum(t.finish_reason == "length" for traj in trajectories for t in traj.turns)
         ),
@@ -55,6 +58,71 @@ def rollout_metrics(trajectories: Sequence[Trajectory]) -> dict[str, float]:
             sum(lp is not None for traj in trajectories for seg in traj.segments for lp in seg.logprobs)
         ),
     }
+
+
+def summary_metrics(trajectories: Sequence[Trajectory]) -> dict[str, float]:
+    """Of the summaries written at compactions: the share a following segment carried (one that
+    did not fit, or came after the last segment, was written for nothing and is masked) and the
+    share the structured fallback replaced (the policy's summary was unusable)."""
+    written = used = fallback = 0
+    for traj in trajectories:
+        for k, segment in enumerate(traj.segments):
+            if segment.summary_text is None:
+                continue
+            written += 1
+            fallback += segment.summary_fallback
+            used += k + 1 < len(traj.segments)
+    return {
+        "summaries_written": float(written),
+        "summary_used_fraction": used / written if written else 0.0,
+        "summary_fallback_rate": fallback / written if written else 0.0,
+    }
+
+
+def compaction_warning(record: dict[str, Any], min_multi_segment_fraction: float | None) -> str | None:
+    """The warning of a run meant to study compaction whose step had too few multi-segment
+    episodes (ATRL-SPEC: fewer than 80% with ≥ 2 segments), or None."""
+    if min_multi_segment_fraction is None or not record.get("episodes"):
+        return None
+    share = record["multi_segment_fraction"]
+    if share >= min_multi_segment_fraction:
+        return None
+    return (f"only {share:.0%} of the step's episodes have ≥ 2 segments (wanted ≥ {min_multi_segment_fraction:.0%}): "
+            "segment credit reduces to trajectory credit on the rest; compact more often "
+            "(agent.turns_per_segment) or leave room for a fresh segment (agent.context_budget)")
+
+
+def mismatch_metrics(rows: Sequence[Row]) -> dict[str, float]:
+    """How far the trainer's log-probs (`old_logprobs`, its own forward before the update) are
+    from the sampler's over the trainable tokens: mean and max |Δ log p| and the k3 estimate of
+    KL(π_sampler ‖ π_trainer) = E_sampler[e^r − r − 1], r = log π_trainer − log π_sampler."""
+    deltas = [
+        old - sampled
+        for r in rows
+        if r.sampler_logprobs is not None
+        for old, sampled, m in zip(r.old_logprobs, r.sampler_logprobs, r.loss_mask, strict=True)
+        if m
+    ]
+    return {
+        "mismatch_abs_mean": _mean([abs(d) for d in deltas]),
+        "mismatch_abs_max": max((abs(d) for d in deltas), default=0.0),
+        "mismatch_k3": _mean([math.exp(d) - d - 1.0 for d in deltas]),
+    }
+
+
+def segment_advantage_metrics(rows: Sequence[Row], max_index: int = 4) -> dict[str, float]:
+    """Per segment index k (0-based, the last bucket holds k ≥ max_index − 1): rows, and the
+    mean and mean |A| of the advantages of their trainable response and summary tokens."""
+    out: dict[str, float] = {}
+    for k in range(max_index):
+        last = k == max_index - 1
+        chosen = [r for r in rows if (r.segment_index >= k if last else r.segment_index == k)]
+        adv = [a for r in chosen for a, m in zip(r.advantages, r.loss_mask, strict=True) if m]
+        key = f"seg{k}" + ("+" if last else "")
+        out[f"rows_{key}"] = float(len(chosen))
+        out[f"adv_{key}_mean"] = _mean(adv)
+        out[f"adv_{key}_abs_mean"] = _mean([abs(a) for a in adv])
+    return out
 
 
 def row_metrics(rows: Sequence[Row], groups: int) -> dict[str, float]:
@@ -71,6 +139,7 @@ def row_metrics(rows: Sequence[Row], groups: int) -> dict[str, float]:
         "adv_min": min(adv, default=0.0),
         "adv_max": max(adv, default=0.0),
         "adv_nonzero_fraction": _mean([1.0 if a != 0 else 0.0 for a in adv]),
+        **segment_advantage_metrics(rows),
     }
 
 

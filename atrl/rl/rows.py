@@ -29,8 +29,10 @@ class Row:
     """One segment's context as a training row. All per-token lists have length T.
 
     token_ids: [T] the segment's final context; loss_mask: [T] 1 where the token trains;
-    advantages: [T] (0 where masked); old_logprobs: [T] log-probs recorded at generation
-    (0.0 where none was recorded; the trainer recomputes them before the first PPO epoch).
+    advantages: [T] (0 where masked); sampler_logprobs: [T] the log-probs recorded at generation
+    (0.0 where none was recorded); old_logprobs: [T] the PPO ratio's denominator — a copy of
+    the sampler's until the trainer replaces it with its own forward under the weights before the
+    update (`Trainer._score_rows`), keeping the sampler's for the mismatch and its correction.
     """
 
     token_ids: list[int]
@@ -43,6 +45,7 @@ class Row:
     task_id: str = ""
     summary_fallback: bool = False
     ref_logprobs: list[float] | None = field(default=None, repr=False)
+    sampler_logprobs: list[float] | None = field(default=None, repr=False)
 
     @property
     def num_trainable(self) -> int:
@@ -132,18 +135,21 @@ def build_rows(
             for segment, (mask, adv) in zip(trajectory.segments, per_segment, strict=True):
                 if not any(mask):
                     continue
+                sampled = [lp if lp is not None else 0.0 for lp in segment.logprobs] or [0.0] * len(
+                    segment.token_ids
+                )
                 group_rows.append(
                     Row(
                         token_ids=list(segment.token_ids),
                         loss_mask=mask,
                         advantages=adv,
-                        old_logprobs=[lp if lp is not None else 0.0 for lp in segment.logprobs]
-                        or [0.0] * len(segment.token_ids),
+                        old_logprobs=list(sampled),
                         group_id=group_id,
                         trajectory_id=trajectory_id,
                         segment_index=segment.index,
                         task_id=trajectory.task_id,
                         summary_fallback=segment.summary_fallback,
+                        sampler_logprobs=sampled,
                     )
                 )
             trajectory_id += 1

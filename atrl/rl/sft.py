@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from atrl.errors import UsageError
 from atrl.policy.hf import plain_model
-from atrl.rl.schedule import lr_factor
+from atrl.rl.chassis import Chassis, LoraSettings, OptimSettings
 from atrl.rl.sft_data import BuildReport, SftExample, solution_examples, trajectory_examples
 
 SAVE_DTYPES = {"bfloat16": torch.bfloat16, "float32": torch.float32}
@@ -273,7 +273,6 @@ def run_sft(
     replaces `config.model` with a loaded policy and `examples` the built data (tests,
     notebooks); `on_step(record)` sees each step's metrics with `total_steps` added."""
     from atrl.jsonio import Journal
-    from atrl.rl.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
     from atrl.rl.metrics import MetricsLog
 
     out = Path(config.out_dir)
@@ -282,28 +281,21 @@ def run_sft(
     torch.manual_seed(config.seed)
     if policy is None:
         policy = load_start_policy(config.model, out)
-    model: torch.nn.Module = policy.model
-    if config.lora:
-        try:
-            from peft import LoraConfig, get_peft_model
-        except ImportError as exc:
-            raise UsageError(
-                "LoRA training needs peft", "install the extra: pip install 'atrl[train]'"
-            ) from exc
-        model = get_peft_model(
-            model,
-            LoraConfig(
-                r=config.lora_r,
-                lora_alpha=config.lora_alpha,
-                lora_dropout=config.lora_dropout,
-                task_type="CAUSAL_LM",
-                target_modules=config.lora_target_modules,
-            ),
-        )
-        policy.model = model
     report = BuildReport()
     if examples is None:
         examples, report = build_examples(config, policy)
+    per_epoch = math.ceil(len(examples) / config.batch_size)
+    total = config.max_steps or config.epochs * per_epoch
+    lora = (LoraSettings(config.lora_r, config.lora_alpha, config.lora_dropout, config.lora_target_modules)
+            if config.lora else None)
+    chassis = Chassis(
+        policy.model,
+        OptimSettings(lr=config.lr, total_steps=total, betas=config.betas, weight_decay=config.weight_decay,
+                      warmup_steps=config.warmup_steps, schedule=config.schedule, min_lr_ratio=config.min_lr_ratio),
+        lora,
+    )
+    model = chassis.model
+    policy.model = chassis.generation_model
     (out / "sft_data.jsonl").unlink(missing_ok=True)
     with Journal(out / "sft_data.jsonl") as journal:
         for example in examples:
@@ -314,19 +306,9 @@ def run_sft(
     pad = getattr(tokenizer, "pad_token_id", None)
     pad_id = pad if pad is not None else (getattr(tokenizer, "eos_token_id", None) or 0)
     device = next(model.parameters()).device
-    per_epoch = math.ceil(len(examples) / config.batch_size)
-    total = config.max_steps or config.epochs * per_epoch
     trainable = [p for p in model.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(
-        trainable, lr=config.lr, betas=config.betas, weight_decay=config.weight_decay
-    )
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: lr_factor(s, total, config.warmup_steps, config.schedule, config.min_lr_ratio)
-    )
-    step = 0
-    checkpoint = latest_checkpoint(out)
-    if checkpoint is not None:
-        step = load_checkpoint(checkpoint, model, optimizer, scheduler)
+    optimizer = chassis.optimizer
+    step = chassis.resume(out)
     metrics = MetricsLog(out, resume_step=step)
     last_loss = None
     model.train()
@@ -348,7 +330,7 @@ def run_sft(
                 loss_sum += float(nll.detach())
             norm = torch.nn.utils.clip_grad_norm_(trainable, config.grad_clip or float("inf"))
             optimizer.step()
-            scheduler.step()
+            chassis.scheduler.step()
             step += 1
             last_loss = loss_sum / n_targets
             record = {
@@ -366,7 +348,7 @@ def run_sft(
             if on_step is not None:
                 on_step(record | {"total_steps": total})
             if step % config.save_every == 0 or step == total:
-                save_checkpoint(out, step, model, tokenizer, optimizer, scheduler, config.keep_checkpoints)
+                chassis.save(out, step, tokenizer, config.keep_checkpoints, base_spec=config.model)
     finally:
         metrics.close()
     model.eval()

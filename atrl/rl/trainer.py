@@ -6,10 +6,14 @@ One step, read top to bottom in `Trainer.train_step`:
    source (the harness, or the synthetic scorer in tests);
 3. build rows (one per segment) with the configured estimator and credit; groups without signal
    are dropped;
-4. recompute old log-probs under the current weights (and reference log-probs when KL is on);
+4. recompute old log-probs with the trainer's own forward under the current weights (the PPO
+   ratio's denominator), keep the sampler's for the mismatch metrics and truncated importance
+   sampling, and reference log-probs when KL is on;
 5. `ppo_epochs` optimizer steps over all rows: micro-batched forward/backward with the loss
-   normalised by the step's trainable-token count, gradient clipping, AdamW, LR schedule;
-6. append metrics, save the step's trajectories, checkpoint every `save_every` steps.
+   normalised by the step's trainable-token count, gradient clipping, AdamW, LR schedule; then
+   the policy's sampling weights are refreshed from the fp32 master weights (`atrl.rl.chassis`);
+6. append metrics (what moved: update norm, changed fraction, mismatch, clip, segments, summaries),
+   save the step's trajectories, checkpoint every `save_every` steps.
 
 Launched by `accelerate launch` with W processes, rank r runs tasks r, r+W, … of step 1–3 and
 its own rows in 4–5 (the token count and the micro-batch count agreed over all ranks, see
@@ -22,7 +26,9 @@ from __future__ import annotations
 
 import copy
 import random
+import sys
 import time
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -32,24 +38,30 @@ from atrl.agent.records import Trajectory
 from atrl.errors import UsageError
 from atrl.jsonio import Journal
 from atrl.rl.advantages import AdvantageOptions
-from atrl.rl.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from atrl.rl.chassis import Chassis, LoraSettings, OptimSettings
+from atrl.rl.checkpoint import latest_checkpoint
 from atrl.rl.config import TrainConfig, save_config
 from atrl.rl.distributed import data_parallel, interleave
 from atrl.rl.loss import LossStats
-from atrl.rl.metrics import MetricsLog, rollout_metrics, row_metrics
+from atrl.rl.metrics import MetricsLog, compaction_warning, mismatch_metrics, rollout_metrics, row_metrics
 from atrl.rl.reward_source import RewardSource, SyntheticScorer
 from atrl.rl.rows import Row, build_rows
-from atrl.rl.schedule import lr_factor as schedule_factor
 from atrl.rl.split import Split
 from atrl.rl.update import LossConfig, accumulate_gradients, micro_batch_count, row_logprobs
 from atrl.tasks.task import Task
 
 
-def lr_factor(config: TrainConfig, optimizer_step: int) -> float:
-    """Multiplier of the peak LR at optimizer step `optimizer_step` (0-based) over the run's
-    `steps × ppo_epochs` optimizer steps (`atrl.rl.schedule.lr_factor`)."""
-    return schedule_factor(optimizer_step, config.steps * config.ppo_epochs, config.warmup_steps,
-                           config.schedule, config.min_lr_ratio)
+def optim_settings(config: TrainConfig) -> OptimSettings:
+    """AdamW and the LR schedule over the run's `steps × ppo_epochs` optimizer steps."""
+    return OptimSettings(lr=config.lr, total_steps=config.steps * config.ppo_epochs, betas=config.betas,
+                         weight_decay=config.weight_decay, warmup_steps=config.warmup_steps,
+                         schedule=config.schedule, min_lr_ratio=config.min_lr_ratio)
+
+
+def lora_settings(config: TrainConfig) -> LoraSettings | None:
+    if not config.lora:
+        return None
+    return LoraSettings(config.lora_r, config.lora_alpha, config.lora_dropout, config.lora_target_modules)
 
 
 class _TimedPolicy:
@@ -188,21 +200,6 @@ def _make_reward_source(config: TrainConfig) -> RewardSource:
     return Harness(backend=config.backend, workers=config.harness_workers, gpus=gpus)
 
 
-def _add_lora(model: torch.nn.Module, config: TrainConfig) -> torch.nn.Module:
-    try:
-        from peft import LoraConfig, get_peft_model
-    except ImportError as exc:
-        raise UsageError("LoRA training needs peft", "install the extra: pip install 'atrl[train]'") from exc
-    lora = LoraConfig(
-        r=config.lora_r,
-        lora_alpha=config.lora_alpha,
-        lora_dropout=config.lora_dropout,
-        target_modules=config.lora_target_modules,
-        task_type="CAUSAL_LM",
-    )
-    return get_peft_model(model, lora)
-
-
 class Trainer:
     """Trains `policy.model` in place. `policy` must expose `.model` (a causal LM) and
     `.tokenizer` (or None) besides the `Policy` interface; by default it is
@@ -233,11 +230,17 @@ class Trainer:
                 policy = _load_policy(config.model, self.out, config.rollout_engine)
         if not hasattr(policy, "model"):
             raise UsageError(f"policy {policy.name} has no model to train", "train with an `hf` policy")
+        engine = getattr(policy, "engine", None)
+        if engine is not None and not getattr(engine, "follows_model_weights", True):
+            raise UsageError(
+                f"policy {policy.name} generates with the {getattr(engine, 'name', '?')} engine, which does not "
+                "receive the trained weights: training would learn from the initial model's rollouts",
+                "set rollout_engine to static, compiled or plain",
+            )
         self.policy = policy
-        self.model: torch.nn.Module = policy.model
-        if config.lora:
-            self.model = _add_lora(self.model, config)
-            policy.model = self.model
+        self.chassis = Chassis(policy.model, optim_settings(config), lora_settings(config), config.fp32_master)
+        self.model: torch.nn.Module = self.chassis.model  # the trained (fp32) module
+        policy.model = self.chassis.generation_model  # the weights the policy samples with
         self.model.eval()
         self.device = next(self.model.parameters()).device
         tokenizer = getattr(policy, "tokenizer", None)
@@ -251,25 +254,22 @@ class Trainer:
         _check_knowledge(config, knowledge, train_ids)
         self.knowledge = knowledge
         temperature = config.agent_config().temperature
-        self.loss_config = LossConfig(config.clip_low, config.clip_high, config.kl_beta, temperature or 1.0)
+        self.loss_config = LossConfig(config.clip_low, config.clip_high, config.kl_beta, temperature or 1.0,
+                                      config.tis_cap)
         self.ref_model = None
         if config.kl_beta > 0 and not config.lora:
-            self.ref_model = copy.deepcopy(self.model).requires_grad_(False)
-        trainable = [p for p in self.model.parameters() if p.requires_grad]
-        self.optimizer = torch.optim.AdamW(
-            trainable, lr=config.lr, betas=config.betas, weight_decay=config.weight_decay
-        )
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda s: lr_factor(config, s))
+            self.ref_model = copy.deepcopy(self.chassis.generation_model).requires_grad_(False)
+        self.optimizer = self.chassis.optimizer
+        self.scheduler = self.chassis.scheduler
         self.step = 0
-        checkpoint = latest_checkpoint(self.out)
-        if checkpoint is not None:
+        if latest_checkpoint(self.out) is not None:
             if self.dp.is_fsdp:
                 raise UsageError(
                     f"cannot resume {self.out} under FSDP: checkpoints hold rank 0's optimizer state only",
                     "resume with configs/accelerate/ddp.yaml, or start a new run directory",
                 )
-            self.step = load_checkpoint(checkpoint, self.model, self.optimizer, self.scheduler)
-        # DDP/FSDP around the model for the update; `self.model` stays the module that generates
+            self.step = self.chassis.resume(self.out)
+        # DDP/FSDP around the model for the update; `self.model` stays the module that is trained
         self.train_model, self.optimizer = self.dp.prepare(self.model, self.optimizer)
         if self.dp.is_main:
             save_config(config, self.out / "config.yaml")
@@ -302,7 +302,9 @@ class Trainer:
         seed = self.config.seed * 100_000 + step * 1_000 + self.dp.rank * 10_000_000
         agent_config = self.config.agent_config(seed=seed)
         self.model.eval()
-        with torch.no_grad(), self.dp.full_params(self.train_model):
+        # the policy samples with the trained module itself unless it has its own copy (master weights)
+        gather = self.dp.full_params(self.train_model) if not self.chassis.separate_master else nullcontext()
+        with torch.no_grad(), gather:
             trajectories = run_episodes(
                 timed,
                 self.reward_source,
@@ -349,14 +351,16 @@ class Trainer:
                 for row, lps in zip(rows, refs, strict=True):
                     row.ref_logprobs = lps
 
-    def update(self, rows: list[Row]) -> tuple[LossStats, float]:
-        """`ppo_epochs` optimizer steps over the rows (this rank's; the step's when alone);
-        returns the epochs' stats (summed over ranks) and last grad norm."""
+    def update(self, rows: list[Row]) -> tuple[LossStats, float, dict[str, float]]:
+        """`ppo_epochs` optimizer steps over the rows (this rank's; the step's when alone), then
+        the policy's sampling weights refreshed; returns the last epoch's stats (summed over
+        ranks), its grad norm, and what the update changed (`UpdateProbe`, rank 0's view)."""
         cfg = self.config
         self._score_rows(rows)
         total = int(self.dp.sum([sum(r.num_trainable for r in rows)])[0])
         batches = int(self.dp.max([micro_batch_count(rows, cfg.micro_batch_size, cfg.micro_batch_tokens)])[0])
         stats, grad_norm = LossStats(), 0.0
+        probe = self.chassis.probe()
         for _ in range(cfg.ppo_epochs):
             self.optimizer.zero_grad(set_to_none=True)
             stats = accumulate_gradients(
@@ -376,9 +380,12 @@ class Trainer:
             grad_norm = self.dp.clip_grad_norm(self.train_model, cfg.grad_clip if cfg.grad_clip else float("inf"))
             self.optimizer.step()
             self.scheduler.step()
+        with self.dp.full_params(self.train_model):
+            self.chassis.sync_policy()
+        moved = probe.measure()
         fields = list(LossStats.__dataclass_fields__)
         summed = self.dp.sum([getattr(stats, f) for f in fields])
-        return LossStats(**dict(zip(fields, summed, strict=True))), grad_norm
+        return LossStats(**dict(zip(fields, summed, strict=True))), grad_norm, moved
 
     def train_step(self) -> dict:
         step = self.step
@@ -397,8 +404,10 @@ class Trainer:
         if self.dp.is_main:
             self._save_trajectories(step + 1, step_trajectories)
         update_started = time.perf_counter()
+        moved = {"update_norm": 0.0, "update_rel_norm": 0.0, "update_fraction_changed": 0.0,
+                 "policy_fraction_changed": 0.0}
         if step_rows:
-            stats, grad_norm = self.update(rows)
+            stats, grad_norm, moved = self.update(rows)
         else:  # no group carried signal: nothing to learn from, the schedule still advances
             stats, grad_norm = LossStats(), 0.0
             for _ in range(self.config.ppo_epochs):
@@ -408,8 +417,14 @@ class Trainer:
         record: dict[str, Any] = {"step": self.step, "lr": lr}
         record |= rollout_metrics(step_trajectories)
         record |= row_metrics(step_rows, len(step_trajectories) // self.config.group_size)
+        record |= mismatch_metrics(step_rows)
         record |= stats.means()
         record["grad_norm"] = grad_norm
+        record |= moved
+        warning = compaction_warning(record, self.config.min_multi_segment_fraction)
+        record["compaction_warning"] = warning is not None
+        if warning is not None and self.dp.is_main:
+            print(f"warning: step {self.step}: {warning}", file=sys.stderr)
         record |= {
             "time_generation_s": generation_s,
             "time_evaluation_s": max(0.0, rollout_s - generation_s),
@@ -425,16 +440,9 @@ class Trainer:
     def _checkpoint(self) -> None:
         weights = self.dp.state_dict(self.train_model)  # collective under FSDP
         if self.dp.is_main:
-            save_checkpoint(
-                self.out,
-                self.step,
-                self.model,
-                getattr(self.policy, "tokenizer", None),
-                self.optimizer,
-                self.scheduler,
-                self.config.keep_checkpoints,
-                state_dict=weights,
-            )
+            self.chassis.save(self.out, self.step, getattr(self.policy, "tokenizer", None),
+                              self.config.keep_checkpoints, base_spec=self.config.model or None,
+                              state_dict=weights)
         self.dp.wait()
 
     def _save_trajectories(self, step: int, trajectories: list[Trajectory]) -> None:

@@ -25,6 +25,7 @@ class LossConfig:
     clip_high: float = 0.28
     kl_beta: float = 0.0
     temperature: float = 1.0
+    is_cap: float | None = None  # truncated importance sampling cap C (None: off)
 
 
 @dataclass
@@ -37,6 +38,7 @@ class RowBatch:
     advantages: torch.Tensor
     old_logprobs: torch.Tensor
     ref_logprobs: torch.Tensor | None
+    sampler_logprobs: torch.Tensor | None
 
 
 def collate(rows: Sequence[Row], pad_id: int, device: torch.device | str = "cpu") -> RowBatch:
@@ -46,6 +48,7 @@ def collate(rows: Sequence[Row], pad_id: int, device: torch.device | str = "cpu"
         return torch.tensor([v + [fill] * (width - len(v)) for v in values], dtype=dtype, device=device)
 
     has_ref = all(r.ref_logprobs is not None for r in rows)
+    has_sampler = all(r.sampler_logprobs is not None for r in rows)
     return RowBatch(
         input_ids=pad([r.token_ids for r in rows], pad_id, torch.long),
         attention_mask=pad([[1] * len(r.token_ids) for r in rows], 0, torch.long),
@@ -53,6 +56,8 @@ def collate(rows: Sequence[Row], pad_id: int, device: torch.device | str = "cpu"
         advantages=pad([r.advantages for r in rows], 0.0, torch.float32),
         old_logprobs=pad([r.old_logprobs for r in rows], 0.0, torch.float32),
         ref_logprobs=pad([r.ref_logprobs for r in rows], 0.0, torch.float32) if has_ref else None,  # type: ignore[misc]
+        sampler_logprobs=pad([r.sampler_logprobs for r in rows], 0.0, torch.float32)  # type: ignore[misc]
+        if has_sampler else None,
     )
 
 
@@ -187,6 +192,8 @@ def _backward(
         kl_beta=loss_config.kl_beta,
         logits=logits.detach() if with_entropy else None,
         temperature=loss_config.temperature,
+        sampler_logprobs=batch.sampler_logprobs[:, 1:] if batch.sampler_logprobs is not None else None,
+        is_cap=loss_config.is_cap,
     )
     (loss * loss_scale if loss_scale != 1.0 else loss).backward()
     return batch_stats

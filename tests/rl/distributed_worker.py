@@ -52,7 +52,7 @@ def main(out: Path) -> None:
     trainer = Trainer(config, tasks=[])
     vocab = trainer.model.get_input_embeddings().weight.shape[0]
     rows = [r for r in fixed_rows(vocab) if r.group_id % trainer.dp.world_size == trainer.dp.rank]
-    stats, grad_norm = trainer.update(rows)
+    stats, grad_norm, _ = trainer.update(rows)
     torch.save(
         {
             "loss": stats.loss,
