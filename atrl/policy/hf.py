@@ -66,6 +66,15 @@ def plain_model(model: torch.nn.Module) -> torch.nn.Module:
     return rebuilt.to(device=param.device, dtype=param.dtype)
 
 
+def merged_adapter(model: torch.nn.Module, adapter: Path) -> torch.nn.Module:
+    """`model` with the LoRA adapter at `adapter` applied and merged into its weights."""
+    try:
+        from peft import PeftModel
+    except ImportError as exc:
+        raise UsageError(f"{adapter} is a LoRA adapter, which needs peft", "pip install 'atrl[train]'") from exc
+    return PeftModel.from_pretrained(model, str(adapter)).merge_and_unload()
+
+
 def _top_p_filter(probs: torch.Tensor, top_p: float) -> torch.Tensor:
     """Zero the tail of each row outside the smallest set of tokens with mass ≥ top_p."""
     if top_p >= 1.0:
@@ -94,20 +103,30 @@ class HFPolicy:
                  name: str | None = None, engine: str | None = "auto") -> None:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
+        from atrl.policy.adapters import adapter_base_path, has_tokenizer, is_adapter_dir
+
         path = Path(path).expanduser()
-        if path.is_file() and path.suffix == ".gguf":
-            directory, extra = path.parent, {"gguf_file": path.name}
-        elif path.is_dir():
-            directory, extra = path, {}
+        adapter = path if is_adapter_dir(path) else None
+        base = adapter_base_path(path) if adapter is not None else path
+        if base.is_file() and base.suffix == ".gguf":
+            directory, extra = base.parent, {"gguf_file": base.name}
+        elif base.is_dir():
+            directory, extra = base, {}
         else:
-            raise UsageError(f"no model at {path}", "pass hf:DIR (a transformers model directory) or hf:FILE.gguf")
+            raise UsageError(f"no model at {path}",
+                             "pass hf:DIR (a transformers model or LoRA adapter directory) or hf:FILE.gguf")
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         self.dtype = dtype or (torch.bfloat16 if self.device.type == "cuda" else torch.float32)
         self.name = name or f"hf:{path.name}"
-        self.tokenizer = AutoTokenizer.from_pretrained(str(directory), **extra)
+        if adapter is not None and has_tokenizer(adapter):
+            self.tokenizer = AutoTokenizer.from_pretrained(str(adapter))
+        else:
+            self.tokenizer = AutoTokenizer.from_pretrained(str(directory), **extra)
         self.model = AutoModelForCausalLM.from_pretrained(str(directory), dtype=self.dtype, **extra)
         if extra:
             self.model = plain_model(self.model)
+        if adapter is not None:
+            self.model = merged_adapter(self.model, adapter)
         self.model.to(self.device).eval()
         # transformers renamed the KV-cache argument and output from `past_key_values` to `cache`
         params = inspect.signature(self.model.forward).parameters

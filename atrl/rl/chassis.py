@@ -21,7 +21,6 @@ changed (they differ when bf16 rounding swallows small updates).
 from __future__ import annotations
 
 import copy
-import json
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,10 +29,9 @@ from typing import Any
 import torch
 
 from atrl.errors import UsageError
+from atrl.policy.adapters import write_base_spec
 from atrl.rl.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from atrl.rl.schedule import lr_factor
-
-BASE_SPEC_FILE = "atrl_base.json"  # beside a LoRA adapter: the policy spec of the model it adapts
 
 
 @dataclass
@@ -68,6 +66,14 @@ def add_lora(model: torch.nn.Module, lora: LoraSettings) -> torch.nn.Module:
         if param.requires_grad and param.dtype != torch.float32:
             param.data = param.data.float()
     return wrapped
+
+
+def adapter_base_spec(model_spec: str, out_dir: Path) -> str:
+    """The spec an adapter records for its base: the training spec, except that a tiny random
+    model (built in the run directory) is named by its directory."""
+    if model_spec == "tiny-random" or model_spec.startswith("tiny-random:"):
+        return f"hf:{Path(out_dir) / 'tiny-model'}"
+    return model_spec
 
 
 def is_peft(model: torch.nn.Module) -> bool:
@@ -188,18 +194,4 @@ class UpdateProbe:
         return record
 
 
-# -- the base of an adapter ----------------------------------------------------------------------
-def write_base_spec(adapter_dir: Path, base_spec: str) -> None:
-    (Path(adapter_dir) / BASE_SPEC_FILE).write_text(json.dumps({"policy": base_spec}) + "\n")
-
-
-def read_base_spec(adapter_dir: Path) -> str | None:
-    """The policy spec recorded beside an adapter, or None when it has none."""
-    path = Path(adapter_dir) / BASE_SPEC_FILE
-    if not path.exists():
-        return None
-    return str(json.loads(path.read_text())["policy"])
-
-
-__all__ = ["BASE_SPEC_FILE", "Chassis", "LoraSettings", "OptimSettings", "UpdateProbe", "add_lora",
-           "is_peft", "read_base_spec", "write_base_spec"]
+__all__ = ["Chassis", "adapter_base_spec", "LoraSettings", "OptimSettings", "UpdateProbe", "add_lora", "is_peft"]

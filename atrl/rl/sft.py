@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from atrl.errors import UsageError
 from atrl.policy.hf import plain_model
-from atrl.rl.chassis import Chassis, LoraSettings, OptimSettings
+from atrl.rl.chassis import Chassis, LoraSettings, OptimSettings, adapter_base_spec
 from atrl.rl.sft_data import BuildReport, SftExample, solution_examples, trajectory_examples
 
 SAVE_DTYPES = {"bfloat16": torch.bfloat16, "float32": torch.float32}
@@ -348,7 +348,7 @@ def run_sft(
             if on_step is not None:
                 on_step(record | {"total_steps": total})
             if step % config.save_every == 0 or step == total:
-                chassis.save(out, step, tokenizer, config.keep_checkpoints, base_spec=config.model)
+                chassis.save(out, step, tokenizer, config.keep_checkpoints, base_spec=adapter_base_spec(config.model, out))
     finally:
         metrics.close()
     model.eval()

@@ -38,7 +38,7 @@ from atrl.agent.records import Trajectory
 from atrl.errors import UsageError
 from atrl.jsonio import Journal
 from atrl.rl.advantages import AdvantageOptions
-from atrl.rl.chassis import Chassis, LoraSettings, OptimSettings
+from atrl.rl.chassis import Chassis, LoraSettings, OptimSettings, adapter_base_spec
 from atrl.rl.checkpoint import latest_checkpoint
 from atrl.rl.config import TrainConfig, save_config
 from atrl.rl.distributed import data_parallel, interleave
@@ -441,7 +441,7 @@ class Trainer:
         weights = self.dp.state_dict(self.train_model)  # collective under FSDP
         if self.dp.is_main:
             self.chassis.save(self.out, self.step, getattr(self.policy, "tokenizer", None),
-                              self.config.keep_checkpoints, base_spec=self.config.model or None,
+                              self.config.keep_checkpoints, base_spec=adapter_base_spec(self.config.model, self.out) if self.config.model else None,
                               state_dict=weights)
         self.dp.wait()
 

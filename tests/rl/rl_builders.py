@@ -101,3 +101,44 @@ def tiny_model(seed: int = 0, vocab_size: int = 64) -> torch.nn.Module:
         eos_token_id=2,
     )
     return LlamaForCausalLM(config).eval()
+
+
+def synthetic_tasks(n: int = 3) -> list:
+    from atrl.tasks.task import Task
+
+    return [Task(id=f"synthetic/t{i}", suite="synthetic", name=f"t{i}", level=1, source=f"X = {i}\n")
+            for i in range(n)]
+
+
+def tiny_config(out_dir, **overrides):
+    """A trainer config for the tiny random model and the synthetic scorer: 2 tasks × 4 episodes
+    per step, episodes of two one-turn segments."""
+    from atrl.rl.config import make_config
+
+    values = dict(
+        model="tiny-random:0",
+        reward="synthetic",
+        synthetic_targets="a",
+        synthetic_saturation=4,
+        steps=16,
+        lr=2e-2,
+        group_size=4,
+        tasks_per_step=2,
+        micro_batch_size=8,
+        save_every=1000,
+        out_dir=str(out_dir),
+        agent=dict(
+            max_turns=2,
+            turns_per_segment=1,
+            max_segments=2,
+            context_budget=700,
+            max_response_tokens=6,
+            summary_tokens=4,
+            platform="interpreter",
+        ),
+    )
+    agent = overrides.pop("agent", None)
+    values.update(overrides)
+    if agent:
+        values["agent"] = {**values["agent"], **agent}
+    return make_config(values)

@@ -148,12 +148,16 @@ def test_invariant_04_gradient_is_exactly_zero_at_masked_positions():
     targets = torch.randint(0, v, (b, t), generator=gen)
     mask = (torch.rand(b, t, generator=gen) > 0.5).float()
     mask[0, 0], mask[0, 1] = 1.0, 0.0
-    # Garbage at masked positions (stale old/ref log-probs, padding) must not leak in.
-    old = torch.where(mask.bool(), -torch.rand(b, t, generator=gen), torch.full((b, t), 1e4))
-    ref = torch.where(mask.bool(), -torch.rand(b, t, generator=gen), torch.full((b, t), -1e4))
-    adv = torch.randn(b, t, generator=gen)
     lp = logprobs_from_logits(logits, targets)
-    loss, _ = ppo_loss(lp, old, adv, mask, total_tokens=int(mask.sum()), ref_logprobs=ref, kl_beta=0.1)
+    # Finite, realistic old / reference / sampler log-probs everywhere (near the model's own), and
+    # advantages everywhere: only the mask can keep masked positions out of the gradient.
+    near = lp.detach()
+    old = near + 0.2 * torch.randn(b, t, generator=gen)
+    ref = near + 0.2 * torch.randn(b, t, generator=gen)
+    sampler = near + 0.2 * torch.randn(b, t, generator=gen)
+    adv = torch.randn(b, t, generator=gen)
+    loss, _ = ppo_loss(lp, old, adv, mask, total_tokens=int(mask.sum()), ref_logprobs=ref, kl_beta=0.1,
+                       sampler_logprobs=sampler, is_cap=2.0)
     loss.backward()
     assert torch.isfinite(loss)
     masked = ~mask.bool()
@@ -220,6 +224,35 @@ def test_invariant_07_summary_tokens_carry_next_segment_advantage_last_none(cred
     assert row_c.summary_fallback
     span = c.segments[0].spans[-1]
     assert all(row_c.loss_mask[p] == 0 for p in range(span.start, span.end))
+
+
+@pytest.mark.parametrize("credit", ["segment", "turn"])
+def test_invariant_07_each_segment_response_tokens_carry_their_own_unit_advantage(credit):
+    """The property that separates segment credit from trajectory credit: segment k's response
+    tokens get A_{i,k} (turn credit: their turn's), not another segment's."""
+    group = [
+        make_trajectory([[0.1], [0.6], [0.7]], sample=0),
+        make_trajectory([[0.5], [0.5], [0.9]], sample=1),
+        make_trajectory([[0.0], [0.2], [1.0]], sample=2),
+    ]
+    unit_adv = group_advantages(group, "atrl", credit, 1.0, AdvantageOptions())
+    rows = build_rows([group], "atrl", credit, 1.0)
+    checked = set()
+    for row in rows:
+        traj = group[row.trajectory_id]
+        segment = traj.segments[row.segment_index]
+        for turn in traj.turns:
+            if turn.segment != row.segment_index:
+                continue
+            unit = row.segment_index if credit == "segment" else turn.index
+            for p in range(turn.response_start, turn.response_end):
+                assert row.loss_mask[p] == 1
+                assert row.advantages[p] == pytest.approx(unit_adv[row.trajectory_id][unit])
+            checked.add((row.trajectory_id, row.segment_index))
+        assert segment.index == row.segment_index
+    assert len(checked) == 9
+    # the units' advantages differ within a trajectory, so a wrong unit would be seen
+    assert all(len({round(a, 9) for a in units}) > 1 for units in unit_adv)
 
 
 # 8 ────────────────────────────────────────────────────────────────────────────────────────────

@@ -6,44 +6,13 @@ from __future__ import annotations
 import statistics
 
 import pytest
+from rl_builders import synthetic_tasks, tiny_config
 
 from atrl.jsonio import read_journal
-from atrl.rl.config import make_config
 from atrl.rl.trainer import Trainer
-from atrl.tasks.task import Task
 
-TASKS = [
-    Task(id=f"synthetic/t{i}", suite="synthetic", name=f"t{i}", level=1, source=f"X = {i}\n")
-    for i in range(3)
-]
+TASKS = synthetic_tasks()
 TIMING = ("time_generation_s", "time_evaluation_s", "time_update_s", "time_step_s", "generation_tokens_per_s")
-
-
-def tiny_config(out_dir, **overrides):
-    values = dict(
-        model="tiny-random:0",
-        reward="synthetic",
-        synthetic_targets="a",
-        synthetic_saturation=4,
-        steps=16,
-        lr=2e-2,
-        group_size=4,
-        tasks_per_step=2,
-        micro_batch_size=8,
-        save_every=1000,
-        out_dir=str(out_dir),
-        agent=dict(
-            max_turns=2,
-            turns_per_segment=1,
-            max_segments=2,
-            context_budget=700,
-            max_response_tokens=6,
-            summary_tokens=4,
-            platform="interpreter",
-        ),
-    )
-    values.update(overrides)
-    return make_config(values)
 
 
 @pytest.mark.slow

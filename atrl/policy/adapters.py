@@ -1,0 +1,67 @@
+"""LoRA adapters as policies: `hf:DIR` where DIR holds a peft adapter (`adapter_config.json`).
+
+An adapter trained by `atrl sft`/`atrl train` records the policy spec of the model it adapts in
+`atrl_base.json` beside it (e.g. `smollm2-135m`, whose GGUF file has no `config.json` that peft's
+own `base_model_name_or_path` could point at). Loading resolves that spec, loads the base,
+applies the adapter and merges it, so generation runs at the base model's speed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from atrl.errors import UsageError
+
+BASE_SPEC_FILE = "atrl_base.json"
+
+
+def is_adapter_dir(path: Path) -> bool:
+    return path.is_dir() and (path / "adapter_config.json").exists()
+
+
+def write_base_spec(adapter_dir: Path, base_spec: str) -> None:
+    (Path(adapter_dir) / BASE_SPEC_FILE).write_text(json.dumps({"policy": base_spec}) + "\n")
+
+
+def read_base_spec(adapter_dir: Path) -> str | None:
+    """The policy spec recorded beside an adapter, or None when it has none."""
+    path = Path(adapter_dir) / BASE_SPEC_FILE
+    if not path.exists():
+        return None
+    return str(json.loads(path.read_text())["policy"])
+
+
+def adapter_base_path(adapter_dir: Path) -> Path:
+    """The model file or directory the adapter adapts: from `atrl_base.json` (`smollm2-135m` or
+    `hf:PATH`), else peft's `base_model_name_or_path` when that is a local model directory."""
+    spec = read_base_spec(adapter_dir)
+    if spec is not None:
+        if spec == "smollm2-135m":
+            from atrl.policy.hf import smollm2_gguf_path
+
+            return smollm2_gguf_path()
+        if spec.startswith("hf:"):
+            base = Path(spec[3:]).expanduser()
+            if base.exists():
+                return base
+            raise UsageError(
+                f"the base model of adapter {adapter_dir} ({spec}, from {BASE_SPEC_FILE}) is not found "
+                "(a relative path is read from the current directory)",
+                f"run from the directory the training ran in, or edit {adapter_dir / BASE_SPEC_FILE}",
+            )
+        raise UsageError(f"adapter {adapter_dir}: base spec {spec!r} in {BASE_SPEC_FILE} is not a local model",
+                         f"write smollm2-135m or hf:PATH into {adapter_dir / BASE_SPEC_FILE}")
+    config = json.loads((adapter_dir / "adapter_config.json").read_text())
+    base = Path(str(config.get("base_model_name_or_path") or "")).expanduser()
+    if str(base) and (base / "config.json").exists():
+        return base
+    raise UsageError(
+        f"adapter {adapter_dir} names no loadable base model (no {BASE_SPEC_FILE}; "
+        f"base_model_name_or_path={config.get('base_model_name_or_path')!r} is no model directory)",
+        f'write {{"policy": "smollm2-135m"}} (or "hf:PATH") into {adapter_dir / BASE_SPEC_FILE}',
+    )
+
+
+def has_tokenizer(directory: Path) -> bool:
+    return any((directory / name).exists() for name in ("tokenizer.json", "tokenizer_config.json"))
