@@ -38,7 +38,9 @@ def register(app: typer.Typer) -> None:
                 console.print(
                     f"step {r['step']}/{cfg.steps}  reward {r['reward_mean']:.3f} (max {r['reward_max']:.3f})  "
                     f"correct {r['correct_rate']:.2f}  segments {r['segments_per_episode']:.1f}  "
-                    f"clip {r['clip_fraction']:.3f}  kl {r['approx_kl']:.4f}  {r['time_step_s']:.1f}s",
+                    f"clip {r['clip_fraction']:.3f}  kl {r['approx_kl']:.4f}  "
+                    f"|dW| {r['update_norm']:.2e} ({r['policy_fraction_changed']:.0%} of sampled weights)  "
+                    f"mismatch {r['mismatch_abs_mean']:.3f}  {r['time_step_s']:.1f}s",
                     highlight=False,
                 )
         finally:
