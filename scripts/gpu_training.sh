@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
 # Training that learns, measured on one GPU (docs/benchmarks/train.md, "Training mechanics"):
-#   scripts/gpu_training.sh sft        supervised warm start (4 epochs)                 -> $ROOT/sft/model
+#   scripts/gpu_training.sh sft        supervised warm start (SFT_EPOCHS, 10)           -> $ROOT/sft/model
 #   scripts/gpu_training.sh precision  5 steps each, side by side, from the SFT start: the direct bf16
 #                                      update (fp32_master=false), fp32 master weights, LoRA -> $ROOT/prec-*
 #   scripts/gpu_training.sh rl         STEPS steps of RL, 64 episodes per step, compaction after every
 #                                      turn, CUDA harness reward                        -> $ROOT/rl
 #   scripts/gpu_training.sh scale      2 steps at 128 episodes per step (step time split) -> $ROOT/scale128
-#   scripts/gpu_training.sh all        the four in order
+#   scripts/gpu_training.sh all        sft, then precision and rl side by side, then scale
 #   scripts/gpu_training.sh collect    metrics, configs and logs of every run -> $ROOT/results.tgz
 # Every phase resumes (a finished run is skipped, an unfinished one continues from its checkpoint).
-# Settings: ROOT (runs/gpu-training), STEPS (30), PY (python3).
+# Settings: ROOT (runs/gpu-training), STEPS (30), SFT_EPOCHS (10), PY (python3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=${ROOT:-runs/gpu-training}
 STEPS=${STEPS:-30}
+SFT_EPOCHS=${SFT_EPOCHS:-10}
 PY=${PY:-python3}
 CONFIG=configs/train-compaction-gpu.yaml
 mkdir -p "$ROOT"
@@ -33,7 +34,7 @@ train() {  # train OUT KEY=VALUE...: one run, resumed when OUT holds a checkpoin
 sft() {
     [ -f "$ROOT/sft/model/config.json" ] && { echo "[sft] done"; return 0; }
     echo "[sft] -> $ROOT/sft"
-    $PY -m atrl sft --config configs/sft-smollm2.yaml --set epochs=4 --out "$ROOT/sft" > "$ROOT/sft.log" 2>&1 \
+    $PY -m atrl sft --config configs/sft-smollm2.yaml --set epochs=$SFT_EPOCHS --out "$ROOT/sft" > "$ROOT/sft.log" 2>&1 \
         || { tail -20 "$ROOT/sft.log"; return 1; }
     tail -2 "$ROOT/sft.log"
 }
@@ -70,6 +71,6 @@ case "${1:-all}" in
     rl) rl ;;
     scale) scale ;;
     collect) collect ;;
-    all) sft && precision && rl && scale ;;
+    all) sft && { precision & p=$!; rl; wait $p; } && scale ;;
     *) echo "usage: $0 sft|precision|rl|scale|all|collect" >&2; exit 2 ;;
 esac
