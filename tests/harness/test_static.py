@@ -350,7 +350,7 @@ CASES = [
     ("static:cuda-stream-or-graph", "S = torch.cuda.Stream()", "torch.cuda.Stream"),
     ("static:cuda-stream-or-graph", "G = torch.cuda.CUDAGraph()", "CUDAGraph"),
     ("static:cuda-stream-or-graph", "C = torch.compile(print)", "torch.compile"),
-    ("static:reference-access", "class Model(nn.Module):\n    pass", "class Model("),
+    ("static:reference-access", "class Model(nn.Module):\n    pass\nREF = Model()", "REF = Model()"),
     ("static:reference-access", "from reference_module import Model", "reference_module"),
     ("static:reference-access", "X = get_inputs", "get_inputs"),
     ("static:environment", "import os\nE = os.environ.get('X')", "os.environ"),
