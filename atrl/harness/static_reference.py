@@ -331,7 +331,12 @@ class _ReferenceUse:
 
     # --- helpers ---------------------------------------------------------------------------------
     def _use(self, node: ast.AST, name: str, where: str, origin: str, what: str) -> None:
-        place = "at import" if where == _IMPORT else f"in `{where}`, which {origin} reaches"
+        if where == _IMPORT:
+            place = "at import"
+        elif origin == _MODELNEW and where.startswith("ModelNew."):
+            place = f"in `{where}`"
+        else:
+            place = f"in `{where}`, which {origin} reaches"
         self.found.append(violation(RULE, node, f"{what} {place}", INSTEAD))
 
     def _is_local(self, name: str, fn: FunctionNode | None) -> bool:
