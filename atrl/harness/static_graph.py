@@ -7,8 +7,10 @@ user classes and their methods, and the values assigned to `self.<attr>` in each
 `reach(index)` follows the call graph from `ModelNew.forward` (and `__call__` if defined): references
 to functions (called or passed as values), `self.<method>` and `self.<attr>` bound to functions or
 kernels, methods of user classes called on any object (matched by name), and the `forward` of every
-user class ModelNew or reachable code refers to (sub-modules). It records every launch `k[grid](...)`
-of a kernel on the way. Host code only: kernel bodies are never entered.
+user class ModelNew or reachable code refers to (sub-modules; a base class named only to call its
+constructor, `Base.__init__(self)`, is not one). Names resolve through the enclosing scopes, where a
+local variable hides a function of the same name. It records every launch `k[grid](...)` of a kernel
+on the way. Host code only: kernel bodies are never entered.
 """
 
 from __future__ import annotations
