@@ -118,7 +118,7 @@ class Harness:
         done: Future[Verdict] = Future()
         verdict, code = self._before_worker(task, response)
         if verdict is not None:
-            done.set_result(self._finish(verdict))
+            done.set_result(self._finish(verdict, code))
             return done
         key = cache_key(task, self.preset, code, self.backend.name, self.device, HARNESS_VERSION,
                         self._result_options())
@@ -129,7 +129,7 @@ class Harness:
                 done.set_result(hit)
                 return done
         running = self._get_pool().submit(task, code, self.options)
-        running.add_done_callback(lambda f: self._complete(f, done, task.id, key))
+        running.add_done_callback(lambda f: self._complete(f, done, task.id, key, code))
         return done
 
     def evaluate_many(self, pairs: list[tuple[Task | str, str]], progress: Progress | None = None) -> list[Verdict]:
@@ -185,16 +185,19 @@ class Harness:
                        device=self.device, stage=stage, ok=False, error_class=error_class, message=message,
                        line=line, versions=self._backend_versions())
 
-    def _finish(self, verdict: Verdict) -> Verdict:
+    def _finish(self, verdict: Verdict, code: str) -> Verdict:
+        from atrl.harness.static import ignored_definitions
+
         verdict.harness_version = HARNESS_VERSION
+        verdict.ignored_definitions = ignored_definitions(code)
         verdict.versions = verdict.versions or self._backend_versions()
         verdict.score = score_verdict(verdict, self.score_config)
         verdict.feedback = feedback_text(verdict)
         return verdict
 
-    def _complete(self, running: Future, done: Future, task_id: str, key: str) -> None:
+    def _complete(self, running: Future, done: Future, task_id: str, key: str, code: str) -> None:
         try:
-            verdict = self._finish(running.result())
+            verdict = self._finish(running.result(), code)
             if self.use_cache:
                 self.cache.put(task_id, key, verdict)
         except BaseException as exc:  # noqa: BLE001 - delivered to the caller through the future

@@ -151,7 +151,8 @@ def _timing_lines(verdict: Verdict) -> list[str]:
 def feedback_text(verdict: Verdict, max_chars: int = MAX_FEEDBACK_CHARS) -> str:
     """The text the agent sees for `verdict`, at most `max_chars` characters.
 
-    Order: headline, error message, correctness statistics, fix hint, timing, flags.
+    Order: headline, error message, correctness statistics, fix hint, timing, flags, the
+    definitions the harness ignored (the candidate's own Model, get_inputs, ... and __main__ block).
     """
     parts = [_headline(verdict)]
     if not verdict.ok and verdict.message:
@@ -161,6 +162,8 @@ def feedback_text(verdict: Verdict, max_chars: int = MAX_FEEDBACK_CHARS) -> str:
         parts.append("Fix: " + FIX_HINTS[verdict.error_class])
     parts.extend(_timing_lines(verdict))
     parts.extend(f"Flag: {flag}" for flag in verdict.flags)
+    if verdict.ignored_definitions:
+        parts.append("Ignored definitions (the task's own are used): " + ", ".join(verdict.ignored_definitions))
     text = "\n".join(parts)
     while len(text) > max_chars and len(parts) > 1:
         parts.pop()  # drop the least important facts first

@@ -6,8 +6,12 @@ reports the first). Rules are the `static:*` keys of `FAILURE_CLASSES`:
     from `ModelNew.forward` (`static_graph`);
   - `static:pytorch-compute` under the `strict` policy only (`static_compute`, `static_compute_rules`,
     allowlist in `torch_allowlist.yaml`, extended per task by `allow_torch`);
-  - the anti-cheat rules under every policy (`static_safety`).
+  - the anti-cheat rules under every policy (`static_safety`), and the use of reference names
+    (`Model`, `get_inputs`, ...) from code that ModelNew reaches or that runs at import
+    (`static_reference`: defining them is allowed, the harness ignores them).
 A syntax error is the only violation reported when the code does not parse.
+`ignored_definitions(code)` lists the reference names the candidate defines (and its `__main__` block),
+which the harness ignores, for the feedback.
 """
 
 from __future__ import annotations
@@ -18,12 +22,20 @@ from collections.abc import Iterable
 from atrl.harness.static_common import Aliases, Violation, live_module, violation
 from atrl.harness.static_compute_rules import check_compute
 from atrl.harness.static_graph import ModuleIndex, Reach, reach
+from atrl.harness.static_reference import RULE as REFERENCE_RULE
+from atrl.harness.static_reference import check_reference_use, reference_definition_lines
+from atrl.harness.static_reference import ignored_definitions as _ignored_definitions
 from atrl.harness.static_safety import check_safety
 
 COMPUTE_POLICIES = ("strict", "partial")
-_SAFETY_FIRST = {"static:pytorch-compute": 1}  # on one line, the more specific anti-cheat rule first
+# On one line, the more specific rule first: `globals()["Model"]` is a reference access before it is
+# dynamic code, and any anti-cheat rule comes before pytorch-compute.
+_LINE_ORDER = {REFERENCE_RULE: -1, "static:pytorch-compute": 1}
+# Found inside the candidate's own copy of Model only because ModelNew uses it: the reference
+# access, reported on its own line, is the cause to tell the agent.
+_CONSEQUENCES_OF_REFERENCE_USE = frozenset({"static:pytorch-compute", "static:no-launch"})
 
-__all__ = ["COMPUTE_POLICIES", "Violation", "check_static"]
+__all__ = ["COMPUTE_POLICIES", "Violation", "check_static", "ignored_definitions"]
 
 
 def check_static(code: str, compute_policy: str = "strict", allow_torch: Iterable[str] = ()) -> list[Violation]:
@@ -45,12 +57,27 @@ def check_static(code: str, compute_policy: str = "strict", allow_torch: Iterabl
     aliases = Aliases(tree)
     found = check_safety(tree, aliases)
     index = ModuleIndex(live_module(tree), aliases)
+    found.extend(check_reference_use(index))
     reached = reach(index)
     found.extend(_check_structure(index, reached))
     if compute_policy == "strict" and "ModelNew" in index.classes:
         found.extend(check_compute(index, reached, allow_torch))
+    if any(v.rule == REFERENCE_RULE for v in found):
+        inside = reference_definition_lines(tree)
+        found = [v for v in found if not (v.rule in _CONSEQUENCES_OF_REFERENCE_USE and v.line in inside)]
     unique = {(v.rule, v.line, v.message): v for v in found}
-    return sorted(unique.values(), key=lambda v: (v.line, _SAFETY_FIRST.get(v.rule, 0)))
+    return sorted(unique.values(), key=lambda v: (v.line, _LINE_ORDER.get(v.rule, 0)))
+
+
+def ignored_definitions(code: str) -> list[str]:
+    """The reference names `code` defines at module level (`Model`, `get_inputs`, ...), in source
+    order, and `"__main__ block"` when it has one: the harness ignores them. Empty when the code
+    does not parse."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return []
+    return _ignored_definitions(tree)
 
 
 def _check_structure(index: ModuleIndex, reached: Reach) -> list[Violation]:

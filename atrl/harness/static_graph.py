@@ -7,8 +7,10 @@ user classes and their methods, and the values assigned to `self.<attr>` in each
 `reach(index)` follows the call graph from `ModelNew.forward` (and `__call__` if defined): references
 to functions (called or passed as values), `self.<method>` and `self.<attr>` bound to functions or
 kernels, methods of user classes called on any object (matched by name), and the `forward` of every
-user class ModelNew or reachable code refers to (sub-modules). It records every launch `k[grid](...)`
-of a kernel on the way. Host code only: kernel bodies are never entered.
+user class ModelNew or reachable code refers to (sub-modules; a base class named only to call its
+constructor, `Base.__init__(self)`, is not one). Names resolve through the enclosing scopes, where a
+local variable hides a function of the same name. It records every launch `k[grid](...)` of a kernel
+on the way. Host code only: kernel bodies are never entered.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ class ModuleIndex:
         self.classes: dict[str, ast.ClassDef] = {}
         self.methods: dict[str, dict[str, ast.FunctionDef | ast.AsyncFunctionDef]] = {}
         self.self_attrs: dict[str, dict[str, list[ast.expr]]] = {}
+        self._variables: dict[int, set[str]] = {}
         self._index(tree, None, None)
         self._bind_aliases()
 
@@ -112,7 +115,9 @@ class ModuleIndex:
         return [(id(n), n) for n in ast.walk(self.tree) if isinstance(n, _FUNCTION_TYPES)]
 
     def resolve(self, expr: ast.expr, scope: FunctionNode | None) -> list[FunctionNode]:
-        """The user functions (including kernels) a `Name` can denote from `scope`, innermost first."""
+        """The user functions (including kernels) a `Name` can denote from `scope`, innermost first.
+        A local variable of that name hides the functions of the enclosing scopes (Python makes a
+        name assigned anywhere in a function local to all of it)."""
         if not isinstance(expr, ast.Name):
             return []
         current: FunctionNode | None = scope
@@ -120,9 +125,15 @@ class ModuleIndex:
             found = self.bindings.get(id(current) if current is not None else None, {}).get(expr.id)
             if found:
                 return found
-            if current is None:
+            if current is None or expr.id in self.variables(current):
                 return []
             current = self.parent_scope.get(id(current))
+
+    def variables(self, fn: FunctionNode) -> set[str]:
+        """`local_variables(fn)`, cached."""
+        if id(fn) not in self._variables:
+            self._variables[id(fn)] = local_variables(fn)
+        return self._variables[id(fn)]
 
     def method(self, cls: str, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         """`cls.name`, looked up through user-defined base classes."""
@@ -138,6 +149,18 @@ class ModuleIndex:
             stack.extend(b.id for b in self.classes[current].bases if isinstance(b, ast.Name))
         return None
 
+    def ancestors(self, cls: str) -> set[str]:
+        """The user-defined classes `cls` derives from, transitively (not `cls` itself)."""
+        found: set[str] = set()
+        stack = [b.id for b in self.classes[cls].bases if isinstance(b, ast.Name)] if cls in self.classes else []
+        while stack:
+            current = stack.pop()
+            if current in found or current not in self.classes or current == cls:
+                continue
+            found.add(current)
+            stack.extend(b.id for b in self.classes[current].bases if isinstance(b, ast.Name))
+        return found
+
     def attr_values(self, cls: str, attr: str) -> list[ast.expr]:
         """Values assigned to `self.attr` in `cls` and its user-defined bases."""
         values = list(self.self_attrs.get(cls, {}).get(attr, []))
@@ -145,6 +168,31 @@ class ModuleIndex:
             if isinstance(base, ast.Name) and base.id in self.classes and base.id != cls:
                 values.extend(self.attr_values(base.id, attr))
         return values
+
+
+def local_variables(fn: FunctionNode) -> set[str]:
+    """Parameters and variables `fn` assigns (Python makes them local to all of `fn`), without
+    comprehension variables (local to their comprehension), names declared `global`, and names
+    bound in nested functions or classes."""
+    args = fn.args
+    names = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+             if a is not None}  # fmt: skip
+    if isinstance(fn, ast.Lambda):
+        return names
+    declared_global: set[str] = set()
+    comprehension_targets: set[int] = set()
+    stack: list[ast.AST] = list(fn.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.comprehension):
+            comprehension_targets.update(id(n) for n in ast.walk(node.target))
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) and id(node) not in comprehension_targets:
+            names.add(node.id)
+        elif isinstance(node, ast.Global):
+            declared_global.update(node.names)
+        if not isinstance(node, (*_FUNCTION_TYPES, ast.ClassDef)):
+            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+    return names - declared_global
 
 
 def _own_nodes(scope: ast.AST) -> list[ast.AST]:
@@ -206,9 +254,14 @@ def reach(index: ModuleIndex) -> Reach:
             if fn is not None:
                 result.roots.append(fn)
                 add(fn)
+        bases = index.ancestors(cls)
         for method in index.methods[cls].values():  # sub-modules referenced from any method (__init__)
-            for node in _own_nodes(method):
-                if isinstance(node, ast.Name) and node.id in index.classes and node.id != cls:
+            nodes = _own_nodes(method)
+            # `Base.__init__(self)` runs a base's constructor, like super().__init__(): no Base instance
+            constructors = {id(n.value) for n in nodes if isinstance(n, ast.Attribute) and n.attr == "__init__"}
+            for node in nodes:
+                if isinstance(node, ast.Name) and node.id in index.classes and node.id != cls \
+                        and not (node.id in bases and id(node) in constructors):
                     make_live(node.id)
 
     make_live("ModelNew")

@@ -3,7 +3,8 @@
 `check_safety(tree, aliases)` walks the whole module (except `if __name__ == "__main__":` bodies,
 which never run on import) and returns one `Violation` per offending construct: forbidden imports
 and qualified names (after alias resolution), dangerous builtins, dunder walks, `try`, monkeypatching
-assignments, tensor subclasses, and references to the reference module.
+assignments, tensor subclasses, and imports of the reference module. (Uses of the reference's names,
+`Model`, `get_inputs`, ..., are the reach-based rule of `static_reference`.)
 
 Imports are an allowlist: torch, triton, numpy (data and host-side shape arithmetic only; numpy
 compute on tensors is caught by the compute rule), math, typing, dataclasses, functools and a few
@@ -22,7 +23,6 @@ from atrl.harness.static_forbidden import (
     ALWAYS,
     BUILTINS,
     FRAME_ATTRIBUTES,
-    REFERENCE_NAMES,
     STAR_IMPORTABLE,
     SUBCLASS_HOOKS,
     forbidden_rule,
@@ -54,10 +54,6 @@ def check_safety(tree: ast.Module, aliases: Aliases) -> list[Violation]:
             found.extend(_check_assignment(node, aliases))
         elif isinstance(node, ast.ClassDef):
             found.extend(_check_class(node, aliases))
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            if node.name in REFERENCE_NAMES:
-                found.append(violation("static:reference-access", node, f"defines `{node.name}`",
-                                       "define only ModelNew and its kernels and helpers"))
         if isinstance(node, (ast.AsyncFunctionDef, ast.Await, ast.AsyncFor, ast.AsyncWith)):
             found.append(violation("static:concurrency", node, "async code",
                                    "write forward as a plain function that launches kernels"))
@@ -102,9 +98,6 @@ def _check_import(node: ast.Import | ast.ImportFrom) -> list[Violation]:
 
 
 def _check_name(node: ast.Name, defined: set[str]) -> list[Violation]:
-    if node.id in REFERENCE_NAMES:
-        return [violation("static:reference-access", node, f"reference to `{node.id}`",
-                          "do not use the reference model or its input functions")]
     if node.id in ALWAYS:
         rule, instead = ALWAYS[node.id]
         return [violation(rule, node, f"`{node.id}`", instead)]

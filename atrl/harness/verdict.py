@@ -63,6 +63,8 @@ class Verdict:
     score: float = 0.0
     feedback: str = ""
     flags: list[str] = field(default_factory=list)  # e.g. "speedup>10x: review", "low-coverage"
+    # reference names the candidate defines (Model, get_inputs, ...) and "__main__ block": never run
+    ignored_definitions: list[str] = field(default_factory=list)
     reward_hack: bool = False  # rejected by a static anti-cheat rule
     versions: dict[str, str] = field(default_factory=dict)
     stage_seconds: dict[str, float] = field(default_factory=dict)

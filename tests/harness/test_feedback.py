@@ -75,3 +75,12 @@ def test_error_statistics_are_not_repeated_when_the_message_has_them():
                        message="seed 1: max abs error 0.5, max rel error 2",
                        correctness=CorrectnessStats(trials=1, passed=0, max_abs_error=0.5, max_rel_error=2.0))
     assert feedback_text(verdict).count("max abs") == 1
+
+
+def test_ignored_definitions_are_named_in_one_line():
+    verdict = _verdict(ignored_definitions=["Model", "get_inputs", "get_init_inputs", "__main__ block"])
+    lines = feedback_text(verdict).splitlines()
+    assert lines[0] == "CORRECT."
+    assert lines.count("Ignored definitions (the task's own are used): "
+                       "Model, get_inputs, get_init_inputs, __main__ block") == 1
+    assert "Ignored definitions" not in feedback_text(_verdict())

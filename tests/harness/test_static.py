@@ -128,6 +128,27 @@ def test_modelnew_without_forward_is_no_launch():
     assert_fires(code, "static:no-launch", "class ModelNew")
 
 
+def test_a_local_variable_hides_a_module_function_of_the_same_name():
+    code = BASE.replace("relu_kernel[grid](x, y, n, BLOCK=1024)", "block = 1024\n        relu_kernel[grid](x, y, n, BLOCK=block)") \
+        + "\n\ndef block(t):\n    return torch.relu(t)\n"
+    assert check_static(code) == []
+    assert_fires(code.replace("block = 1024\n        ", ""), "static:pytorch-compute", "return torch.relu(t)")
+
+
+def test_calling_a_base_constructor_by_name_does_not_make_the_base_a_submodule():
+    code = BASE.replace("class ModelNew(nn.Module):", """class Base(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+
+class ModelNew(Base):
+    def __init__(self):
+        Base.__init__(self)
+""")
+    assert check_static(code) == []
+    assert_fires(code.replace("Base.__init__(self)", "self.inner = Base()"), "static:pytorch-compute", "torch.relu(x)")
+
+
 # --- pytorch compute (strict) ------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "statement",
@@ -329,7 +350,7 @@ CASES = [
     ("static:cuda-stream-or-graph", "S = torch.cuda.Stream()", "torch.cuda.Stream"),
     ("static:cuda-stream-or-graph", "G = torch.cuda.CUDAGraph()", "CUDAGraph"),
     ("static:cuda-stream-or-graph", "C = torch.compile(print)", "torch.compile"),
-    ("static:reference-access", "class Model(nn.Module):\n    pass", "class Model("),
+    ("static:reference-access", "class Model(nn.Module):\n    pass\nREF = Model()", "REF = Model()"),
     ("static:reference-access", "from reference_module import Model", "reference_module"),
     ("static:reference-access", "X = get_inputs", "get_inputs"),
     ("static:environment", "import os\nE = os.environ.get('X')", "os.environ"),

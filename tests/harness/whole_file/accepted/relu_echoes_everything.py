@@ -1,0 +1,56 @@
+# task: builtin/relu
+# style: the KernelBench prompt echoed back: ModelNew, then the reference Model, its size constant, get_inputs and get_init_inputs
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def relu_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    pid = tl.program_id(axis=0)
+    offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    x = tl.load(x_ptr + offsets, mask=mask)
+    tl.store(out_ptr + offsets, tl.where(x > 0, x, 0.0), mask=mask)
+
+
+def triton_relu(x: torch.Tensor) -> torch.Tensor:
+    x = x.contiguous()
+    out = torch.empty_like(x)
+    n_elements = x.numel()
+    grid = lambda meta: (triton.cdiv(n_elements, meta["BLOCK_SIZE"]),)
+    relu_kernel[grid](x, out, n_elements, BLOCK_SIZE=1024)
+    return out
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super(ModelNew, self).__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return triton_relu(x)
+
+
+class Model(nn.Module):
+    """
+    Simple model that performs a ReLU activation.
+    """
+
+    def __init__(self):
+        super(Model, self).__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(x)
+
+
+N = 1 << 26
+
+
+def get_inputs():
+    x = torch.randn(N)
+    return [x]
+
+
+def get_init_inputs():
+    return []  # No special initialization inputs needed
