@@ -102,3 +102,81 @@ def test_eval_killed_at_turn_points_and_resumed_writes_what_an_uninterrupted_run
     assert len(uninterrupted) == 4 + 3 * 4  # four generate calls, three rounds of four verdicts
     again = generate_calls[1]  # lost with the first kill, so generated twice
     assert _calls(calls) == uninterrupted[: again + 1] + uninterrupted[again:]
+
+
+class Killed(BaseException):
+    """Stands in for SIGKILL inside the process (BaseException, so no handler swallows it)."""
+
+
+class CountingReplay:
+    """A replay policy that logs each generate call's seed and raises `Killed` in call `kill_at`."""
+
+    def __init__(self, path: Path, kill_at: int | None = None) -> None:
+        from atrl.policy.replay import ReplayPolicy
+
+        self.inner, self.kill_at = ReplayPolicy(path), kill_at
+        self.name = self.inner.name
+        self.seeds: list[int | None] = []
+
+    def generate(self, requests, params):
+        if len(self.seeds) == self.kill_at:
+            raise Killed
+        self.seeds.append(params.seed)
+        return self.inner.generate(requests, params)
+
+    def __getattr__(self, name: str):
+        return getattr(self.inner, name)
+
+
+class CorrectWhenMarked:
+    """A harness: a response with CORRECT in it is correct, any other one has a mismatch."""
+
+    def __init__(self, **_options: object) -> None:
+        pass
+
+    def submit(self, task, response: str):
+        from concurrent.futures import Future
+
+        from atrl.harness.verdict import Verdict, candidate_hash
+
+        ok = "CORRECT" in response
+        future: Future = Future()
+        future.set_result(Verdict(task.id, candidate_hash(response), "fake", "cpu", "done" if ok else "correctness", ok,
+                                  error_class=None if ok else "correctness:mismatch", score=1.0 if ok else 0.1,
+                                  feedback="Correct." if ok else f"Mismatch in {response[:20]!r}."))
+        return future
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def test_a_resumed_eval_replays_episodes_that_finished_before_the_kill(tmp_path, monkeypatch):
+    """relu sample 0 is correct at turn 0 and ends there; a kill in a later round keeps its
+    episode, and the resumed run replays it so that every later batch is the one it was."""
+    from atrl.eval.config import EvalConfig
+    from atrl.eval.runner import run_eval
+
+    monkeypatch.setattr("atrl.harness.api.Harness", CorrectWhenMarked)
+    lines = [{"task_id": t, "sample": s, "turn": turn,
+              "response": ("CORRECT " if (t, s) == ("builtin/relu", 0) or turn == s + 1 else "") + f"try {turn}"}
+             for t in TASKS for s in range(2) for turn in range(4)]
+    replay = tmp_path / "replay.jsonl"
+    replay.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    config = EvalConfig(tasks=list(TASKS), samples=2, max_turns=4, turns_per_segment=2, target_score=1.0, kb=False,
+                        backend="interpreter", seed=7, policy=f"replay:{replay}")
+    straight_policy = CountingReplay(replay)
+    run_eval(config, tmp_path / "straight" / "run", policy=straight_policy)
+    killed = CountingReplay(replay, kill_at=2)
+    with pytest.raises(Killed):
+        run_eval(config, tmp_path / "resumed" / "run", policy=killed)
+    finished = (tmp_path / "resumed" / "run" / "episodes.jsonl").read_text().splitlines()
+    assert [json.loads(line)["task_id"] for line in finished] == ["builtin/relu"]  # sample 0 ended at turn 0
+    resumed_policy = CountingReplay(replay)
+    result = run_eval(config, tmp_path / "resumed" / "run", policy=resumed_policy)
+    assert (result.episodes_skipped, result.episodes_run, result.turns_replayed) == (1, 3, 4 + 3)
+    assert killed.seeds + resumed_policy.seeds == straight_policy.seeds
+    for name in ("episodes.jsonl", "trajectories.jsonl", "metrics.json", "report.md"):
+        assert (tmp_path / "resumed" / "run" / name).read_bytes() == (tmp_path / "straight" / "run" / name).read_bytes()
