@@ -200,7 +200,8 @@ def run_eval(
                 if (trajectory.task_id, trajectory.sample) in finished:
                     return  # replayed only to reproduce the lockstep batches; journaled by an earlier call
                 trajectories.append(trajectory)
-                episodes.append(summarize_trajectory(trajectory, levels[trajectory.task_id]))
+                episodes.append(summarize_trajectory(trajectory, levels[trajectory.task_id], backend.name,
+                                                     backend.timed))
                 done += 1
                 if on_episode:
                     on_episode(done, total)
