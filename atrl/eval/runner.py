@@ -129,14 +129,40 @@ def _keep_finished_trajectories(path: Path, finished: set[tuple[str, int]]) -> N
     os.replace(partial, path)
 
 
-def lockstep_episodes(turns_path: Path, pending: list[EpisodeKey]) -> list[EpisodeKey]:
+def lockstep_episodes(turns_path: Path, pending: list[EpisodeKey], selected: list[EpisodeKey]) -> list[EpisodeKey]:
     """The episodes to run together: those of the journaled lockstep run when it covers every
-    pending episode (finished ones are replayed too, so every generate call gets the batch and the
-    seed it had), else the pending episodes alone (a fresh journal)."""
+    pending episode and holds only `selected` ones (finished episodes are replayed too, so every
+    generate call gets the batch and the seed it had), else the pending episodes alone (a fresh
+    journal)."""
     journaled = journaled_episodes(turns_path)
-    if journaled is not None and set(pending) <= set(journaled):
+    if journaled is not None and set(pending) <= set(journaled) <= set(selected):
         return journaled
     return pending
+
+
+def _load_policy(config: EvalConfig):
+    from atrl.policy import load_policy
+
+    options = {"engine": config.engine} if config.engine else {}
+    if options and not (config.policy == "smollm2-135m" or config.policy.startswith("hf:")):
+        raise UsageError(f"--engine {config.engine} applies to hf policies, not {config.policy!r}",
+                         "drop --engine, or use --policy hf:DIR / smollm2-135m")
+    return load_policy(config.policy, **options)
+
+
+def _knowledge(config: EvalConfig, platform: str, policy):
+    """The knowledge-base injector of the run, or None without --kb."""
+    if not config.kb:
+        return None
+    from atrl.kb.inject import KnowledgeInjector
+
+    allowed = None
+    if config.split:
+        from atrl.rl.split import read_split
+
+        allowed = read_split(config.split).ids("train")  # never show held-out solutions
+    return KnowledgeInjector(platform=platform, budget_tokens=config.kb_tokens,
+                             count_tokens=lambda text: len(policy.tokenize(text)), allow_example_tasks=allowed)
 
 
 def run_eval(
@@ -157,39 +183,22 @@ def run_eval(
     tasks = select_tasks(config)
     backend = resolve_backend(config.backend)
     finished = prepare_run_dir(config, out)
-    pending = [(t.id, s) for t in tasks for s in range(config.samples) if (t.id, s) not in finished]
-    total = len(tasks) * config.samples
+    selected = [(t.id, s) for t in tasks for s in range(config.samples)]
+    pending = [key for key in selected if key not in finished]
+    total = len(selected)
     skipped = total - len(pending)
     done = skipped
     replayed = 0
     if on_episode:
         on_episode(done, total)
     if pending:
-        if policy is None:
-            from atrl.policy import load_policy
-
-            options = {"engine": config.engine} if config.engine else {}
-            if options and not (config.policy == "smollm2-135m" or config.policy.startswith("hf:")):
-                raise UsageError(f"--engine {config.engine} applies to hf policies, not {config.policy!r}",
-                                 "drop --engine, or use --policy hf:DIR / smollm2-135m")
-            policy = load_policy(config.policy, **options)
-        knowledge = None
-        if config.kb:
-            from atrl.kb.inject import KnowledgeInjector
-
-            allowed = None
-            if config.split:
-                from atrl.rl.split import read_split
-
-                allowed = read_split(config.split).ids("train")  # never show held-out solutions
-            knowledge = KnowledgeInjector(platform=backend.platform, budget_tokens=config.kb_tokens,
-                                          count_tokens=lambda text: len(policy.tokenize(text)),
-                                          allow_example_tasks=allowed)
+        policy = policy if policy is not None else _load_policy(config)
+        knowledge = _knowledge(config, backend.platform, policy)
         preset = config.preset or backend.default_preset
         agent_config = agent_config_for(config, backend.platform, preset)
         by_id = {t.id: t for t in tasks}
         levels = {t.id: t.level for t in tasks}
-        lockstep = lockstep_episodes(out / TURNS_FILE, pending)
+        lockstep = lockstep_episodes(out / TURNS_FILE, pending, selected)
         with Harness(backend=backend.name, workers=config.workers, trials=config.trials,
                      timed_calls=config.timed_calls, preset=preset, use_cache=config.use_cache) as harness, \
                 Journal(out / EPISODES_FILE) as episodes, Journal(out / TRAJECTORIES_FILE) as trajectories, \
