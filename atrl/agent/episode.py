@@ -3,7 +3,8 @@
 `run_episodes` advances many episodes (tasks × samples) together: each round, every episode
 that is ready for a turn contributes one request to ONE `policy.generate` call, the candidates
 are judged concurrently by the harness, and then every episode that must compact contributes
-one summary request to one more `generate` call.
+one summary request to one more `generate` call. `run_episode_list` can journal every generate
+call and every verdict as it completes (`atrl.agent.turn_journal`) and replay them after a kill.
 
 Budget rule (all lengths in the policy's tokens). Let `header`/`closing` be the template's
 assistant header and end-of-turn text, and the compaction reserve
@@ -22,6 +23,7 @@ with its verdict) that leaves no room for a turn ends the episode with stop reas
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import as_completed
 from dataclasses import asdict
 
 from atrl.agent import prompts
@@ -29,6 +31,7 @@ from atrl.agent.config import AgentConfig
 from atrl.agent.context import Piece, SegmentContext
 from atrl.agent.interfaces import Knowledge, judge_all
 from atrl.agent.records import Trajectory, Turn
+from atrl.agent.turn_journal import TurnJournal
 from atrl.harness.verdict import Verdict
 from atrl.jsonio import to_jsonable
 from atrl.policy.base import Generation, GenerationRequest, Policy, SamplingParams
@@ -194,41 +197,113 @@ def run_episodes(policy: Policy, harness: object, tasks: list[Task], samples: in
     task-major order (task 0 samples 0..n-1, task 1 ...). `harness` has `submit(task, response)`
     → Future[Verdict] (or `evaluate_many(pairs, progress)`); `on_trajectory` is called once per
     trajectory as soon as it ends; `on_turns(n)` after each round with the turns judged so far."""
-    episodes = [Episode(task, s, policy, config, knowledge) for task in tasks for s in range(samples)]
+    episodes = [(task, s) for task in tasks for s in range(samples)]
+    return run_episode_list(policy, harness, episodes, config, knowledge, on_trajectory, on_turns)
+
+
+def run_episode_list(policy: Policy, harness: object, episodes: list[tuple[Task, int]], config: AgentConfig,
+                     knowledge: Knowledge | None = None,
+                     on_trajectory: Callable[[Trajectory], None] | None = None,
+                     on_turns: Callable[[int], None] | None = None,
+                     journal: TurnJournal | None = None) -> list[Trajectory]:
+    """`run_episodes` over explicit (task, sample) episodes, in this order. With a `journal`,
+    every generate call and every verdict is journaled as it completes, and whatever the journal
+    already holds (from a killed run of the same episodes) is replayed instead of generated or
+    judged, so the result equals that of an uninterrupted run."""
+    if journal is not None and journal.episodes != [(task.id, s) for task, s in episodes]:
+        raise ValueError("the turn journal was opened for other episodes than these")
+    running = [Episode(task, s, policy, config, knowledge) for task, s in episodes]
+    rounds = _Rounds(policy, harness, config, journal)
     reported: set[int] = set()
-    calls = 0
     judged = 0
 
     def report() -> None:
-        for i, ep in enumerate(episodes):
+        for i, ep in enumerate(running):
             if ep.phase == "done" and i not in reported:
                 reported.add(i)
                 if on_trajectory is not None:
                     on_trajectory(ep.traj)
 
     report()
-    while any(ep.phase != "done" for ep in episodes):
-        turning = [ep for ep in episodes if ep.phase == "turn"]
+    while any(ep.phase != "done" for ep in running):
+        turning = [i for i, ep in enumerate(running) if ep.phase == "turn"]
         if turning:
-            gens = _generate(policy, [ep.turn_request() for ep in turning],
-                             config.sampling(config.max_response_tokens, calls))
-            calls += 1
-            turns = [ep.record_response(g) for ep, g in zip(turning, gens, strict=True)]
-            verdicts = judge_all(harness, [(ep.task, t.response_text) for ep, t in zip(turning, turns, strict=True)])
-            for ep, verdict in zip(turning, verdicts, strict=True):
-                ep.record_verdict(verdict)
+            requests = [running[i].turn_request() for i in turning]
+            call, gens = rounds.generate("turn", turning, requests, config.max_response_tokens)
+            turns = [running[i].record_response(g) for i, g in zip(turning, gens, strict=True)]
+            verdicts = rounds.judge(call, [(i, running[i].task, t) for i, t in zip(turning, turns, strict=True)])
+            for i, verdict in zip(turning, verdicts, strict=True):
+                running[i].record_verdict(verdict)
             judged += len(turning)
             if on_turns is not None:
                 on_turns(judged)
-        compacting = [ep for ep in episodes if ep.phase == "compact"]
+        compacting = [i for i, ep in enumerate(running) if ep.phase == "compact"]
         if compacting:
-            gens = _generate(policy, [ep.summary_request() for ep in compacting],
-                             config.sampling(config.summary_tokens, calls))
-            calls += 1
-            for ep, g in zip(compacting, gens, strict=True):
-                ep.record_summary(g)
+            requests = [running[i].summary_request() for i in compacting]
+            _, gens = rounds.generate("summary", compacting, requests, config.summary_tokens)
+            for i, g in zip(compacting, gens, strict=True):
+                running[i].record_summary(g)
         report()
-    return [ep.traj for ep in episodes]
+    return [ep.traj for ep in running]
+
+
+class _Rounds:
+    """The lockstep loop's contact with the policy and the harness: numbered generate calls and
+    judging, each answered from the journal when it holds the result and journaled otherwise."""
+
+    def __init__(self, policy: Policy, harness: object, config: AgentConfig, journal: TurnJournal | None) -> None:
+        self.policy, self.harness, self.config, self.journal = policy, harness, config, journal
+        self.calls = 0  # generate calls made (or replayed) so far; call k samples with seed + k
+
+    def generate(self, kind: str, episodes: list[int], requests: list[GenerationRequest],
+                 max_tokens: int) -> tuple[int, list[Generation]]:
+        """Generate call number `self.calls` for `episodes`' requests; returns (call, generations)."""
+        call = self.calls
+        self.calls += 1
+        params = self.config.sampling(max_tokens, call)
+        if self.journal is None:
+            return call, _generate(self.policy, requests, params)
+        gens = self.journal.replayed_generations(call, kind, episodes, requests)
+        if gens is None:
+            gens = _generate(self.policy, requests, params)
+            self.journal.add_generations(call, kind, episodes, requests, gens)
+        return call, gens
+
+    def judge(self, call: int, turns: list[tuple[int, Task, Turn]]) -> list[Verdict]:
+        """Verdicts for (episode, task, turn) in order; with a journal, each new verdict is
+        journaled the moment it arrives and journaled ones are not judged again."""
+        if self.journal is None:
+            return judge_all(self.harness, [(task, turn.response_text) for _, task, turn in turns])
+        verdicts: list[Verdict | None] = [self.journal.replayed_verdict(call, i, turn.index) for i, _, turn in turns]
+        missing = [k for k, v in enumerate(verdicts) if v is None]
+
+        def arrived(k: int, verdict: Verdict) -> None:
+            episode, _, turn = turns[k]
+            self.journal.add_verdict(call, episode, turn.index, verdict)
+            verdicts[k] = verdict
+
+        judge_each(self.harness, {k: (turns[k][1], turns[k][2].response_text) for k in missing}, arrived)
+        complete = [v for v in verdicts if v is not None]
+        if len(complete) != len(turns):
+            raise RuntimeError(f"the harness gave no verdict for {len(turns) - len(complete)} candidates")
+        return complete
+
+
+def judge_each(harness: object, pairs: dict[int, tuple[Task, str]],
+               on_verdict: Callable[[int, Verdict], None]) -> None:
+    """Judge every (task, response) pair concurrently; `on_verdict(key, verdict)` is called in the
+    caller's thread for each verdict as soon as it arrives (completion order)."""
+    if not pairs:
+        return
+    submit = getattr(harness, "submit", None)
+    if submit is None:
+        keys = list(pairs)
+        for key, verdict in zip(keys, judge_all(harness, [pairs[k] for k in keys]), strict=True):
+            on_verdict(key, verdict)
+        return
+    futures = {submit(task, response): key for key, (task, response) in pairs.items()}
+    for future in as_completed(futures):
+        on_verdict(futures[future], future.result())
 
 
 def _generate(policy: Policy, requests: list[GenerationRequest], params: SamplingParams) -> list[Generation]:

@@ -18,10 +18,10 @@ def _results_table(metrics: dict) -> Table:
     best, last = metrics["best_of_turns"], metrics["last_turn"]
     rows = [("episodes", "attempts", False), ("compile rate", "compile_rate", True), ("correctness", "correctness", True),
             ("fast_1", "fast_1", True), ("geomean speedup", "speedup_geomean", False)]
-    def fmt(v: float | None, key: str, pct: bool) -> str:
-        if v is None:
-            return "unavailable"
-        return f"{100 * v:.1f}%" if pct else (f"{v:.0f}" if key == "attempts" else f"{v:.3f}")
+    def fmt(v: float | str | None, key: str, pct: bool) -> str:
+        from atrl.eval.availability import format_metric
+
+        return f"{v:.0f}" if key == "attempts" else format_metric(v, pct)
 
     for label, key, pct in rows:
         table.add_row(label, fmt(best.get(key), key, pct), fmt(last.get(key), key, pct))
@@ -86,6 +86,7 @@ def register(app: typer.Typer) -> None:
 
         metrics = json.loads((result.run_dir / "metrics.json").read_text())
         console.print(_results_table(metrics))
-        if result.episodes_skipped:
-            console.print(f"resumed: {result.episodes_skipped} finished episodes kept, {result.episodes_run} run now")
+        if result.episodes_skipped or result.turns_replayed:
+            console.print(f"resumed: {result.episodes_skipped} finished episodes kept, {result.turns_replayed} "
+                          f"judged turns replayed, {result.episodes_run} episodes finished now")
         console.print(f"report: {result.report}")

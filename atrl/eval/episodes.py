@@ -32,6 +32,8 @@ class EpisodeSummary:
     segments: int = 1
     compactions: int = 0
     stop_reason: str = ""
+    backend: str = ""  # the backend that judged the episode ("" in records written before it was kept)
+    timed: bool | None = None  # whether that backend times candidates (None: not recorded)
 
     @classmethod
     def from_dict(cls, data: dict) -> EpisodeSummary:
@@ -52,8 +54,9 @@ class EpisodeSummary:
         return self.turns[-1] if self.turns else None
 
 
-def summarize_trajectory(trajectory, level: int) -> EpisodeSummary:
-    """Reduce an agent `Trajectory` to its `EpisodeSummary`."""
+def summarize_trajectory(trajectory, level: int, backend: str = "", timed: bool | None = None) -> EpisodeSummary:
+    """Reduce an agent `Trajectory` to its `EpisodeSummary`; `backend` judged it, and `timed` says
+    whether that backend times candidates."""
     turns = []
     for t in trajectory.turns:
         v = t.verdict or {}
@@ -77,6 +80,8 @@ def summarize_trajectory(trajectory, level: int) -> EpisodeSummary:
         segments=len(trajectory.segments),
         compactions=trajectory.compactions,
         stop_reason=trajectory.stop_reason,
+        backend=backend,
+        timed=timed,
     )
 
 

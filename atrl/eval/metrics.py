@@ -6,6 +6,10 @@ p× the reference (strict `>`); the `≥` variant is reported beside it. Speedup
 correct attempts only, except the failure-aware geometric mean, which counts every failed
 attempt as 1× (labelled as such wherever shown). pass@k uses the unbiased estimator of Chen et
 al. (2021). NPUKernelBench's acceptance is the share of tasks correct with speedup ≥ 0.6 / 0.8.
+
+Speed metrics (fast_p, speedup means, NPU acceptance) depend on the backend, not only on the
+data: `summarize(..., timed=False)` leaves them all None for a backend that cannot time, whether
+or not any attempt was correct, so one backend never reads 0% in one run and unknown in another.
 """
 
 from __future__ import annotations
@@ -17,6 +21,12 @@ from dataclasses import dataclass
 
 FAST_P_THRESHOLDS: tuple[float, ...] = (0.0, 0.8, 1.0, 1.2, 1.5, 2.0)
 NPU_ACCEPTANCE: tuple[float, ...] = (0.6, 0.8)
+SPEED_METRIC_PREFIXES: tuple[str, ...] = ("fast_", "speedup_", "npu_accept_")
+
+
+def is_speed_metric(name: str) -> bool:
+    """True for the `summarize` keys that need a timed backend."""
+    return name.startswith(SPEED_METRIC_PREFIXES)
 
 
 @dataclass(frozen=True)
@@ -111,8 +121,9 @@ def npu_acceptance(attempts: Sequence[Attempt], threshold: float) -> float | Non
     return fast_p(attempts, threshold, inclusive=True)
 
 
-def summarize(attempts: Sequence[Attempt], ks: Sequence[int] = (1,)) -> dict[str, float | None]:
-    """Every headline metric for one set of attempts, as a flat dict."""
+def summarize(attempts: Sequence[Attempt], ks: Sequence[int] = (1,), timed: bool = True) -> dict[str, float | None]:
+    """Every headline metric for one set of attempts, as a flat dict; with `timed=False` (a
+    backend that cannot time) every speed metric is None."""
     out: dict[str, float | None] = {
         "attempts": float(len(attempts)),
         "tasks": float(len({a.task_id for a in attempts})),
@@ -127,9 +138,12 @@ def summarize(attempts: Sequence[Attempt], ks: Sequence[int] = (1,)) -> dict[str
         out[f"pass@{k}"] = mean_pass_at_k(attempts, k)
     for t in NPU_ACCEPTANCE:
         out[f"npu_accept_{t:g}"] = npu_acceptance(attempts, t)
+    if not timed:
+        out.update({name: None for name in out if is_speed_metric(name)})
     return out
 
 
-def by_level(attempts: Sequence[Attempt], ks: Sequence[int] = (1,)) -> dict[int, dict[str, float | None]]:
+def by_level(attempts: Sequence[Attempt], ks: Sequence[int] = (1,),
+             timed: bool = True) -> dict[int, dict[str, float | None]]:
     levels = sorted({a.level for a in attempts})
-    return {lvl: summarize([a for a in attempts if a.level == lvl], ks) for lvl in levels}
+    return {lvl: summarize([a for a in attempts if a.level == lvl], ks, timed) for lvl in levels}

@@ -1,21 +1,25 @@
 """`atrl report DIR`: tables and plots for a finished (or partial) eval run.
 
-Reads `DIR/episodes.jsonl` (and `DIR/config.yaml` when present) and writes `DIR/report.md`,
-`DIR/metrics.json` and PNG plots: the fast_p curve, the speedup distribution, success by turn,
-and compactions per episode. Timing metrics read "unavailable" for untimed (interpreter) runs.
+Reads `DIR/episodes.jsonl` (and `DIR/config.yaml` when present) and writes `DIR/report.md`
+(metrics, by level, by task, the verdict cascade, failure classes), `DIR/metrics.json` (the same
+numbers) and PNG plots (`atrl.eval.plots`). A metric without a value reads "n/a (<why>)" in both
+files, by the rule of `atrl.eval.availability`.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import asdict
 from pathlib import Path
 
 import yaml
 
 from atrl.errors import UsageError
-from atrl.eval.episodes import EpisodeSummary, success_by_turn, to_attempts
-from atrl.eval.metrics import FAST_P_THRESHOLDS, Attempt, by_level, fast_p, summarize, timed
+from atrl.eval.availability import RunTiming, explained, format_metric, run_timing
+from atrl.eval.breakdown import TaskOutcome, per_task, verdict_cascade
+from atrl.eval.episodes import EpisodeSummary, to_attempts
+from atrl.eval.metrics import FAST_P_THRESHOLDS, by_level, summarize
 from atrl.jsonio import read_journal
 
 EPISODES_FILE = "episodes.jsonl"
@@ -31,12 +35,6 @@ def load_episodes(run_dir: Path) -> list[EpisodeSummary]:
         ep = EpisodeSummary.from_dict(record)
         latest[ep.key] = ep
     return list(latest.values())
-
-
-def _fmt(value: float | None, pct: bool = False) -> str:
-    if value is None:
-        return "unavailable"
-    return f"{100 * value:.1f}%" if pct else f"{value:.3f}"
 
 
 _ROWS = [
@@ -56,81 +54,75 @@ _ROWS = [
 def metrics_table(best: dict, last: dict) -> str:
     lines = ["| metric | best of turns | last turn |", "|---|---|---|"]
     for label, key, pct in _ROWS:
-        lines.append(f"| {label} | {_fmt(best.get(key), pct)} | {_fmt(last.get(key), pct)} |")
+        lines.append(f"| {label} | {format_metric(best.get(key), pct)} | {format_metric(last.get(key), pct)} |")
     return "\n".join(lines)
 
 
-def level_table(attempts: list[Attempt]) -> str:
+def level_table(levels: dict) -> str:
+    """Best-of-turns metrics per level (`run_metrics(...)["by_level"]`)."""
     lines = ["| level | tasks | attempts | compile | correct | fast_1 | geomean speedup |", "|---|---|---|---|---|---|---|"]
-    for level, m in by_level(attempts).items():
+    for level, m in levels.items():
         lines.append(
-            f"| {level} | {int(m['tasks'] or 0)} | {int(m['attempts'] or 0)} | {_fmt(m['compile_rate'], True)} | "
-            f"{_fmt(m['correctness'], True)} | {_fmt(m['fast_1'], True)} | {_fmt(m['speedup_geomean'])} |"
+            f"| {level} | {int(m['tasks'])} | {int(m['attempts'])} | {format_metric(m['compile_rate'], True)} | "
+            f"{format_metric(m['correctness'], True)} | {format_metric(m['fast_1'], True)} | "
+            f"{format_metric(m['speedup_geomean'], False)} |"
         )
     return "\n".join(lines)
 
 
-def _plots(run_dir: Path, episodes: list[EpisodeSummary], attempts: list[Attempt]) -> list[str]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    made = []
-    if timed(attempts):
-        ps = [p / 20 for p in range(0, 61)]
-        fig, ax = plt.subplots(figsize=(5, 3.2))
-        ax.plot(ps, [fast_p(attempts, p) for p in ps])
-        ax.set_xlabel("p (speedup threshold)")
-        ax.set_ylabel("fast_p")
-        ax.set_title("fast_p over all attempts (best of turns)")
-        fig.tight_layout()
-        fig.savefig(run_dir / "fast_p.png", dpi=120)
-        plt.close(fig)
-        made.append("fast_p.png")
-        speedups = [a.speedup for a in attempts if a.correct and a.speedup]
-        fig, ax = plt.subplots(figsize=(5, 3.2))
-        ax.hist(speedups, bins=20)
-        ax.set_xlabel("speedup over eager PyTorch")
-        ax.set_ylabel("correct attempts")
-        fig.tight_layout()
-        fig.savefig(run_dir / "speedups.png", dpi=120)
-        plt.close(fig)
-        made.append("speedups.png")
-    shares = success_by_turn(episodes)
-    if shares:
-        fig, ax = plt.subplots(figsize=(5, 3.2))
-        ax.plot(range(1, len(shares) + 1), shares, marker="o")
-        ax.set_xlabel("turn")
-        ax.set_ylabel("share solved by this turn")
-        ax.set_ylim(0, 1.02)
-        fig.tight_layout()
-        fig.savefig(run_dir / "success_by_turn.png", dpi=120)
-        plt.close(fig)
-        made.append("success_by_turn.png")
-    counts = Counter(ep.compactions for ep in episodes)
-    fig, ax = plt.subplots(figsize=(5, 3.2))
-    xs = sorted(counts)
-    ax.bar(xs, [counts[x] for x in xs])
-    ax.set_xlabel("compactions per episode")
-    ax.set_ylabel("episodes")
-    fig.tight_layout()
-    fig.savefig(run_dir / "compactions.png", dpi=120)
-    plt.close(fig)
-    made.append("compactions.png")
-    return made
+def task_table(rows: list[dict]) -> str:
+    """One line per task (`run_metrics(...)["by_task"]`)."""
+    lines = ["| task | level | episodes | turns | compiled | correct | first correct turn | best speedup "
+             "| furthest stage | compactions |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        first = "—" if r["first_correct_turn"] is None else str(r["first_correct_turn"])
+        lines.append(
+            f"| {r['task_id']} | {r['level']} | {r['episodes']} | {r['turns']} | {r['compiled']}/{r['episodes']} | "
+            f"{r['correct']}/{r['episodes']} | {first} | {format_metric(r['best_speedup'], False)} | "
+            f"{r['furthest_stage']} | {r['compactions']} |"
+        )
+    return "\n".join(lines)
 
 
-def run_metrics(episodes: list[EpisodeSummary]) -> dict:
-    """What `metrics.json` holds: best-of-turns and last-turn summaries, and best-of-turns by level."""
+def cascade_table(steps: list[dict]) -> str:
+    """The verdict cascade (`run_metrics(...)["cascade"]`) as counts and shares of all candidates."""
+    total = steps[0]["count"] if steps else 0
+    lines = ["| stage | candidates | share |", "|---|---|---|"]
+    for step in steps:
+        share = f"{100 * step['count'] / total:.1f}%" if total else "n/a (no candidates)"
+        lines.append(f"| {step['label']} | {step['count']} | {share} |")
+    return "\n".join(lines)
+
+
+def _task_record(outcome: TaskOutcome, timing: RunTiming) -> dict:
+    record = asdict(outcome)
+    if outcome.best_speedup is None:
+        record["best_speedup"] = timing.not_timed if not timing.timed else "n/a (no correct attempt)"
+    return record
+
+
+def run_metrics(episodes: list[EpisodeSummary], configured_backend: str | None = None) -> dict:
+    """What `metrics.json` holds: the backends and whether they time; best-of-turns and last-turn
+    summaries; best-of-turns by level; one record per task; the verdict cascade. A metric
+    without a value holds its n/a text (`atrl.eval.availability`)."""
+    timing = run_timing(episodes, configured_backend)
     best_attempts, last_attempts = to_attempts(episodes, "best"), to_attempts(episodes, "last")
     ks = tuple(k for k in (1, 5, 10) if k <= max(ep.sample for ep in episodes) + 1)
-    return {"best_of_turns": summarize(best_attempts, ks), "last_turn": summarize(last_attempts, ks),
-            "by_level": by_level(best_attempts, ks)}
+    return {
+        "backends": list(timing.backends),
+        "timed": timing.timed,
+        "best_of_turns": explained(summarize(best_attempts, ks, timing.timed), timing),
+        "last_turn": explained(summarize(last_attempts, ks, timing.timed), timing),
+        "by_level": {level: explained(m, timing) for level, m in by_level(best_attempts, ks, timing.timed).items()},
+        "by_task": [_task_record(outcome, timing) for outcome in per_task(episodes)],
+        "cascade": [asdict(step) for step in verdict_cascade(episodes, timing.timed)],
+    }
 
 
 def write_report(run_dir: str | Path) -> Path:
     """Write report.md, metrics.json and plots for the run in `run_dir`; return report.md's path."""
+    from atrl.eval.plots import write_plots
+
     run_dir = Path(run_dir)
     episodes = load_episodes(run_dir)
     if not episodes:
@@ -138,27 +130,33 @@ def write_report(run_dir: str | Path) -> Path:
     config = {}
     if (run_dir / "config.yaml").exists():
         config = yaml.safe_load((run_dir / "config.yaml").read_text()) or {}
-    metrics = run_metrics(episodes)
-    best, last = metrics["best_of_turns"], metrics["last_turn"]
+    timing = run_timing(episodes, config.get("backend"))
+    metrics = run_metrics(episodes, config.get("backend"))
+    (run_dir / "metrics.json").write_text(json.dumps(metrics, indent=2, ensure_ascii=False))
     best_attempts = to_attempts(episodes, "best")
-    (run_dir / "metrics.json").write_text(json.dumps(metrics, indent=2))
-    plots = _plots(run_dir, episodes, best_attempts)
+    plots = write_plots(run_dir, episodes, best_attempts, verdict_cascade(episodes, timing.timed), timing)
     errors = Counter(t.error_class for ep in episodes for t in ep.turns if t.error_class)
+    backend = ", ".join(timing.backends)
+    if config.get("backend") == "auto":
+        backend += " (auto)"
     lines = [
         f"# ATRL evaluation report: {run_dir.name}",
         "",
-        f"- suite: {config.get('suite', '?')}, policy: {config.get('policy', '?')}, backend: {config.get('backend', '?')}",
-        f"- episodes: {len(episodes)} over {len({e.task_id for e in episodes})} tasks; "
+        f"- suite: {config.get('suite', '?')}, policy: {config.get('policy', '?')}, backend: {backend}",
+        f"- episodes: {len(episodes)} over {len({e.task_id for e in episodes})} tasks, "
+        f"{sum(len(e.turns) for e in episodes)} judged turns; "
         f"compactions per episode: {sum(e.compactions for e in episodes) / len(episodes):.2f}",
     ]
-    if not timed(best_attempts):
-        lines.append("- timing: unavailable on this backend (correctness only; speedups are never invented)")
-    lines += ["", "## Metrics", "", metrics_table(best, last), "", "## By level (best of turns)", "", level_table(best_attempts)]
+    if not timing.timed:
+        lines.append(f"- timing: speed metrics are {timing.not_timed}: correctness only, speedups are never invented")
+    lines += ["", "## Metrics", "", metrics_table(metrics["best_of_turns"], metrics["last_turn"]),
+              "", "## By level (best of turns)", "", level_table(metrics["by_level"]),
+              "", "## By task", "", task_table(metrics["by_task"]),
+              "", "## Verdict cascade (every judged turn)", "", cascade_table(metrics["cascade"])]
     if errors:
         lines += ["", "## Failure classes (all turns)", "", "| class | turns |", "|---|---|"]
         lines += [f"| {cls} | {n} |" for cls, n in errors.most_common()]
-    if plots:
-        lines += ["", "## Plots", ""] + [f"![{p}]({p})" for p in plots]
+    lines += ["", "## Plots", ""] + [f"![{p}]({p})" for p in plots]
     report = run_dir / "report.md"
     report.write_text("\n".join(lines) + "\n")
     return report

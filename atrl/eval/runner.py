@@ -1,13 +1,17 @@
-"""`atrl eval`: run the agent on a task selection and journal every finished episode.
+"""`atrl eval`: run the agent on a task selection, journaling every judged turn and every
+finished episode.
 
 Run directory layout (`--out DIR`):
   config.yaml        the run's full configuration
+  turns.jsonl        every generate call and every verdict as it completes (`atrl.agent.turn_journal`)
   episodes.jsonl     one `EpisodeSummary` per finished episode (append-only journal)
   trajectories.jsonl the full `Trajectory` of each finished episode (append-only journal)
   report.md, metrics.json, *.png   written at the end by `atrl.eval.report.write_report`
 
-Re-running with the same DIR skips finished episodes; a killed run loses at most the episodes
-that were in flight.
+Re-running with the same DIR resumes: finished episodes are kept, and the unfinished ones replay
+what `turns.jsonl` holds (no model call, no judging) and continue from there, so the results
+equal those of an uninterrupted run. A kill loses at most the generate call or the verdicts in
+flight.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from pathlib import Path
 import yaml
 
 from atrl.agent.config import AgentConfig
+from atrl.agent.turn_journal import EpisodeKey, TurnJournal, journaled_episodes
 from atrl.errors import UsageError
 from atrl.eval.config import DEFAULT_TASKS, EvalConfig
 from atrl.eval.episodes import summarize_trajectory
@@ -28,14 +33,16 @@ from atrl.tasks.registry import get_task, load_suite
 from atrl.tasks.task import Task
 
 TRAJECTORIES_FILE = "trajectories.jsonl"
+TURNS_FILE = "turns.jsonl"
 
 
 @dataclass
 class EvalResult:
     run_dir: Path
     report: Path
-    episodes_run: int
-    episodes_skipped: int
+    episodes_run: int  # episodes journaled by this call
+    episodes_skipped: int  # episodes finished by an earlier call, kept as they were
+    turns_replayed: int = 0  # judged turns of unfinished episodes taken from turns.jsonl instead of re-run
 
 
 def select_tasks(config: EvalConfig) -> list[Task]:
@@ -122,6 +129,42 @@ def _keep_finished_trajectories(path: Path, finished: set[tuple[str, int]]) -> N
     os.replace(partial, path)
 
 
+def lockstep_episodes(turns_path: Path, pending: list[EpisodeKey], selected: list[EpisodeKey]) -> list[EpisodeKey]:
+    """The episodes to run together: those of the journaled lockstep run when it covers every
+    pending episode and holds only `selected` ones (finished episodes are replayed too, so every
+    generate call gets the batch and the seed it had), else the pending episodes alone (a fresh
+    journal)."""
+    journaled = journaled_episodes(turns_path)
+    if journaled is not None and set(pending) <= set(journaled) <= set(selected):
+        return journaled
+    return pending
+
+
+def _load_policy(config: EvalConfig):
+    from atrl.policy import load_policy
+
+    options = {"engine": config.engine} if config.engine else {}
+    if options and not (config.policy == "smollm2-135m" or config.policy.startswith("hf:")):
+        raise UsageError(f"--engine {config.engine} applies to hf policies, not {config.policy!r}",
+                         "drop --engine, or use --policy hf:DIR / smollm2-135m")
+    return load_policy(config.policy, **options)
+
+
+def _knowledge(config: EvalConfig, platform: str, policy):
+    """The knowledge-base injector of the run, or None without --kb."""
+    if not config.kb:
+        return None
+    from atrl.kb.inject import KnowledgeInjector
+
+    allowed = None
+    if config.split:
+        from atrl.rl.split import read_split
+
+        allowed = read_split(config.split).ids("train")  # never show held-out solutions
+    return KnowledgeInjector(platform=platform, budget_tokens=config.kb_tokens,
+                             count_tokens=lambda text: len(policy.tokenize(text)), allow_example_tasks=allowed)
+
+
 def run_eval(
     config: EvalConfig,
     out: str | Path,
@@ -132,7 +175,7 @@ def run_eval(
     """Run (or resume) an eval and write its report. `on_episode(done, total)` reports progress,
     `on_turns(judged, most)` the turns judged so far against the most this run can take;
     `policy` overrides `config.policy` with an already-loaded policy (tests, notebooks)."""
-    from atrl.agent.episode import run_episodes
+    from atrl.agent.episode import run_episode_list
     from atrl.backends import resolve_backend
     from atrl.harness.api import Harness
 
@@ -140,59 +183,46 @@ def run_eval(
     tasks = select_tasks(config)
     backend = resolve_backend(config.backend)
     finished = prepare_run_dir(config, out)
-    pending_samples = {t.id: [s for s in range(config.samples) if (t.id, s) not in finished] for t in tasks}
-    total = len(tasks) * config.samples
-    skipped = total - sum(len(v) for v in pending_samples.values())
+    selected = [(t.id, s) for t in tasks for s in range(config.samples)]
+    pending = [key for key in selected if key not in finished]
+    total = len(selected)
+    skipped = total - len(pending)
     done = skipped
+    replayed = 0
     if on_episode:
         on_episode(done, total)
-    levels = {t.id: t.level for t in tasks}
-    todo = [t for t in tasks if pending_samples[t.id]]
-    if todo:
-        if policy is None:
-            from atrl.policy import load_policy
-
-            options = {"engine": config.engine} if config.engine else {}
-            if options and not (config.policy == "smollm2-135m" or config.policy.startswith("hf:")):
-                raise UsageError(f"--engine {config.engine} applies to hf policies, not {config.policy!r}",
-                                 "drop --engine, or use --policy hf:DIR / smollm2-135m")
-            policy = load_policy(config.policy, **options)
-        knowledge = None
-        if config.kb:
-            from atrl.kb.inject import KnowledgeInjector
-
-            allowed = None
-            if config.split:
-                from atrl.rl.split import read_split
-
-                allowed = read_split(config.split).ids("train")  # never show held-out solutions
-            knowledge = KnowledgeInjector(platform=backend.platform, budget_tokens=config.kb_tokens,
-                                          count_tokens=lambda text: len(policy.tokenize(text)),
-                                          allow_example_tasks=allowed)
+    if pending:
+        policy = policy if policy is not None else _load_policy(config)
+        knowledge = _knowledge(config, backend.platform, policy)
         preset = config.preset or backend.default_preset
         agent_config = agent_config_for(config, backend.platform, preset)
+        by_id = {t.id: t for t in tasks}
+        levels = {t.id: t.level for t in tasks}
+        lockstep = lockstep_episodes(out / TURNS_FILE, pending, selected)
         with Harness(backend=backend.name, workers=config.workers, trials=config.trials,
                      timed_calls=config.timed_calls, preset=preset, use_cache=config.use_cache) as harness, \
-                Journal(out / EPISODES_FILE) as episodes, Journal(out / TRAJECTORIES_FILE) as trajectories:
-
-            # Samples of one task are exchangeable: each finished episode takes the task's next
-            # pending sample index, so a resumed run fills exactly the missing (task, sample) keys.
-            unassigned = {task_id: list(samples) for task_id, samples in pending_samples.items()}
+                Journal(out / EPISODES_FILE) as episodes, Journal(out / TRAJECTORIES_FILE) as trajectories, \
+                TurnJournal(out / TURNS_FILE, lockstep) as turn_journal:
 
             def record(trajectory) -> None:
                 nonlocal done
-                trajectory.sample = unassigned[trajectory.task_id].pop(0)
+                if (trajectory.task_id, trajectory.sample) in finished:
+                    return  # replayed only to reproduce the lockstep batches; journaled by an earlier call
                 trajectories.append(trajectory)
-                episodes.append(summarize_trajectory(trajectory, levels[trajectory.task_id]))
+                episodes.append(summarize_trajectory(trajectory, levels[trajectory.task_id], backend.name,
+                                                     backend.timed))
                 done += 1
                 if on_episode:
                     on_episode(done, total)
 
-            episode_tasks = [t for t in todo for _ in pending_samples[t.id]]
-            most_turns = len(episode_tasks) * config.max_turns
+            most_turns = len(lockstep) * config.max_turns
             if on_turns:
                 on_turns(0, most_turns)
-            run_episodes(policy, harness, episode_tasks, 1, agent_config, knowledge=knowledge, on_trajectory=record,
-                         on_turns=(lambda n: on_turns(n, most_turns)) if on_turns else None)
+            run_episode_list(policy, harness, [(by_id[task_id], s) for task_id, s in lockstep], agent_config,
+                             knowledge=knowledge, on_trajectory=record,
+                             on_turns=(lambda n: on_turns(n, most_turns)) if on_turns else None,
+                             journal=turn_journal)
+            replayed = turn_journal.replayed_turns
     report = write_report(out)
-    return EvalResult(run_dir=out, report=report, episodes_run=done - skipped, episodes_skipped=skipped)
+    return EvalResult(run_dir=out, report=report, episodes_run=done - skipped, episodes_skipped=skipped,
+                      turns_replayed=replayed)

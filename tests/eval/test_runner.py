@@ -27,7 +27,9 @@ def test_reference_policy_is_correct_on_every_task_and_writes_the_run(tmp_path):
     result = run_eval(config, tmp_path)
     metrics = json.loads((tmp_path / "metrics.json").read_text())
     assert metrics["best_of_turns"]["correctness"] == 1.0
-    assert metrics["best_of_turns"]["speedup_geomean"] is None  # the interpreter never invents timing
+    # the interpreter never invents timing
+    assert metrics["best_of_turns"]["speedup_geomean"] == "n/a (not timed on interpreter)"
+    assert (metrics["backends"], metrics["timed"]) == (["interpreter"], False)
     assert result.episodes_run == 3
     assert len(list(read_journal(tmp_path / "trajectories.jsonl"))) == 3
     assert (tmp_path / "config.yaml").exists() and result.report.exists()
