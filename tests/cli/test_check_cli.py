@@ -65,3 +65,13 @@ def test_binary_candidate_file_is_a_usage_error(tmp_path, capsys):
     path.write_bytes(b"\xff\xfe\x00binary")
     assert main(["check", "--task", "builtin/relu", "--candidate", str(path), "--backend", "interpreter"]) == 2
     assert "not UTF-8" in capsys.readouterr().err
+
+
+def test_directory_as_candidate_is_named_a_directory_with_a_file_to_pass(tmp_path, capsys):
+    folder = tmp_path / "kernels"
+    folder.mkdir()
+    (folder / "relu.py").write_text("x = 1\n")
+    assert main(["check", "--task", "builtin/relu", "--candidate", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert "is a directory" in err and "not found" not in err
+    assert str(folder / "relu.py") in err.replace("\n", "")
