@@ -75,3 +75,10 @@ def test_directory_as_candidate_is_named_a_directory_with_a_file_to_pass(tmp_pat
     err = capsys.readouterr().err
     assert "is a directory" in err and "not found" not in err
     assert str(folder / "relu.py") in err.replace("\n", "")
+
+
+def test_trials_line_says_the_extra_trials_are_wide_input_ones(solution_file, capsys):
+    status = main(["check", "--task", "builtin/relu", "--candidate", str(solution_file), "--backend", "interpreter",
+                   "--trials", "2"])
+    assert status == 0
+    assert "Trials passed: 4/4 (2 trials + 2 wide-input)." in capsys.readouterr().out
