@@ -97,3 +97,12 @@ def test_another_configuration_names_the_options_to_resume_and_how_to_start_fres
     assert "--max-turns 1 → --max-turns 3" in message and "--no-kb → --kb" in message
     assert "run with its options (--max-turns 1 --no-kb)" in message
     assert "another --out" in message and f"remove {tmp_path}" in message
+
+
+def test_the_shipped_eval_configs_load():
+    from pathlib import Path
+
+    shipped = sorted(Path("configs").glob("eval-*.yaml"))
+    assert shipped
+    for path in shipped:
+        load_eval_config(path)
