@@ -52,7 +52,7 @@ def _flag(name: str, text: str, **limits: Any) -> dict[str, Any]:
 
 
 class EvalConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # built on first use: `atrl check` never pays
 
     # which tasks
     suite: Literal["builtin", "kernelbench", "npukernelbench"] = Field(
