@@ -39,12 +39,13 @@ def _option(name: str) -> Any:
     The option's own default is None ("not given"), so a --config file's value is kept."""
     info = EvalConfig.model_fields[name]
     flag = EvalConfig.flag(name)
-    assert flag is not None, name
+    if flag is None:
+        raise ValueError(f"EvalConfig.{name} is a config-file key only; it has no command-line flag")
     default = info.get_default(call_default_factory=True)
     on_off = info.annotation is bool and default is True
     declaration = f"{flag}/--no-{flag[2:]}" if on_off else flag
-    # escaped: help text is rich markup, where "[default: …]" would read as a style tag
     value = EvalConfig.as_option(name, default) if on_off else default
+    # escaped: help text is rich markup, where "[default: …]" would read as a style tag
     shown = f" \\[default: {value}]" if default not in (None, [], False) else ""
     return typer.Option(None, declaration, help=f"{info.description}{shown}", show_default=False)
 
