@@ -29,7 +29,8 @@ class AgentConfig:
             if getattr(self, name) < 1:
                 from atrl.errors import UsageError
 
-                raise UsageError(f"agent config {name} must be ≥ 1, got {getattr(self, name)}", f"set {name} to a positive number")
+                raise UsageError(f"agent.{name} must be an integer ≥ 1, got {getattr(self, name)}",
+                                 f"set agent.{name} to 1 or more (in the config file or with --set)")
 
     def task_preset(self) -> str:
         """The preset whose sizes the task message shows (the one the harness runs)."""

@@ -10,8 +10,10 @@ from __future__ import annotations
 import platform
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
-import torch
+if TYPE_CHECKING:  # torch is imported where a device is used: choosing a backend must stay cheap
+    import torch
 
 
 class Backend(ABC):
@@ -41,6 +43,7 @@ class Backend(ABC):
 
     def versions(self) -> dict[str, str]:
         """Library versions that decide a verdict: torch, triton, python (+ cuda, driver on GPU)."""
+        import torch
         import triton
 
         return {"torch": torch.__version__, "triton": triton.__version__, "python": platform.python_version()}
@@ -53,6 +56,8 @@ class Backend(ABC):
         """Fill memory the allocator will hand out next with NaN, so a candidate that returns an
         uninitialised `torch.empty` buffer fails instead of passing by luck. `sizes_bytes` are the
         byte sizes of the outputs the candidate is expected to allocate."""
+        import torch
+
         for size in sizes_bytes:
             if size > 0:
                 block = torch.empty(max(size // 4, 1), dtype=torch.float32, device=self.device)

@@ -6,9 +6,12 @@ verdict from this backend never carries a speedup.
 
 from __future__ import annotations
 
-import torch
+from typing import TYPE_CHECKING
 
 from atrl.backends.base import Backend
+
+if TYPE_CHECKING:
+    import torch
 
 
 class InterpreterBackend(Backend):
@@ -19,6 +22,8 @@ class InterpreterBackend(Backend):
 
     @property
     def device(self) -> torch.device:
+        import torch
+
         return torch.device("cpu")
 
     def worker_env(self) -> dict[str, str]:

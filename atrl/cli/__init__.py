@@ -28,9 +28,47 @@ _state = {"debug": False}
 COMMAND_MODULES = ("tasks", "check", "kb", "eval", "report", "train", "sft", "export")
 
 
+def installed_version() -> str:
+    """The installed distribution's version (its metadata); the source tree's when not installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("atrl")
+    except PackageNotFoundError:
+        from atrl import __version__
+
+        return f"{__version__} (not installed)"
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"atrl {installed_version()}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root(debug: bool = typer.Option(False, "--debug", help="Show full tracebacks on errors.")) -> None:
+def _root(
+    debug: bool = typer.Option(False, "--debug", help="Show full tracebacks on errors."),
+    version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                 help="Print the version and exit."),
+) -> None:
     _state["debug"] = debug
+
+
+def _show_flags_without_a_type() -> None:
+    """Recent typer versions print a flag's type in help (`--json <bool>`), which reads as if the
+    flag took a value; show on/off flags as `--json` and `--kb / --no-kb` only."""
+    from typer.core import TyperOption
+
+    original = getattr(TyperOption, "display_type_rich", None)
+    if original is None or getattr(original, "_atrl_flags", False):
+        return  # an older typer: it never prints a type for flags
+
+    def display_type_rich(self, ctx):
+        return None if self.is_flag and not self.count else original(self, ctx)
+
+    display_type_rich._atrl_flags = True  # type: ignore[attr-defined]
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
 
 
 def _register_commands() -> None:
@@ -45,6 +83,7 @@ def _register_commands() -> None:
 
 
 _register_commands()
+_show_flags_without_a_type()
 
 
 def main(argv: list[str] | None = None) -> int:

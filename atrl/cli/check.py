@@ -62,8 +62,7 @@ def check(
     from atrl.jsonio import dumps
     from atrl.tasks.registry import get_task
 
-    if not candidate.is_file():
-        raise UsageError(f"candidate file {candidate} not found", "pass --candidate pointing at a Python file")
+    _check_candidate_path(candidate)
     try:
         source = candidate.read_text()
     except UnicodeDecodeError:
@@ -80,6 +79,17 @@ def check(
     else:
         print_verdict(verdict)
     raise typer.Exit(0 if verdict.ok else 1)
+
+
+def _check_candidate_path(candidate: Path) -> None:
+    """Raise UsageError unless `candidate` is a file; a directory is named as one, with a file inside."""
+    if candidate.is_dir():
+        inside = sorted(candidate.glob("*.py"))
+        example = f", e.g. --candidate {inside[0]}" if inside else ""
+        raise UsageError(f"--candidate {candidate} is a directory",
+                         f"pass the file itself (Python source or a saved LLM response){example}")
+    if not candidate.is_file():
+        raise UsageError(f"candidate file {candidate} not found", "pass --candidate pointing at a Python file")
 
 
 def register(app: typer.Typer) -> None:

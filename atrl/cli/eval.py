@@ -1,13 +1,19 @@
-"""`atrl eval`: run the agent on tasks, journal episodes, print the results table."""
+"""`atrl eval`: run the agent on tasks, journal episodes, print the results table.
+
+Each option is a field of `atrl.eval.config.EvalConfig`, which holds its default, range and help;
+an option left out takes the `--config` file's value, else the field's default.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+
+from atrl.eval.config import EvalConfig
 
 
 def _results_table(metrics: dict) -> Table:
@@ -28,65 +34,86 @@ def _results_table(metrics: dict) -> Table:
     return table
 
 
+def _option(name: str) -> Any:
+    """The typer option of EvalConfig field `name`: its flag and help, the field's default shown.
+    The option's own default is None ("not given"), so a --config file's value is kept."""
+    info = EvalConfig.model_fields[name]
+    flag = EvalConfig.flag(name)
+    if flag is None:
+        raise ValueError(f"EvalConfig.{name} is a config-file key only; it has no command-line flag")
+    default = info.get_default(call_default_factory=True)
+    on_off = info.annotation is bool and default is True
+    declaration = f"{flag}/--no-{flag[2:]}" if on_off else flag
+    value = EvalConfig.as_option(name, default) if on_off else default
+    # escaped: help text is rich markup, where "[default: …]" would read as a style tag
+    shown = f" \\[default: {value}]" if default not in (None, [], False) else ""
+    return typer.Option(None, declaration, help=f"{info.description}{shown}", show_default=False)
+
+
 def register(app: typer.Typer) -> None:
     @app.command("eval")
     def eval_command(
-        suite: str = typer.Option("builtin", help="builtin | kernelbench | npukernelbench"),
-        path: Path | None = typer.Option(None, help="Checkout directory for the kernelbench/npukernelbench suites."),
-        level: int | None = typer.Option(None, help="Only tasks of this level."),
-        tasks: str | None = typer.Option(None, help="Comma-separated task ids (default: a few builtin level-1 tasks)."),
-        limit: int | None = typer.Option(None, help="At most this many tasks."),
-        with_solution: bool = typer.Option(False, "--with-solution", help="Only tasks with a reference solution."),
-        split: Path | None = typer.Option(None, help="A train/held-out split file: tasks of --split-part, kb examples from train only."),
-        split_part: str = typer.Option("heldout", help="train | heldout (with --split)."),
-        policy: str = typer.Option("smollm2-135m", help="smollm2-135m | hf:PATH | openai:MODEL@URL | replay:FILE | reference"),
-        engine: str | None = typer.Option(None, help="Generation engine of an hf policy: static | compiled | plain (default: static on a GPU, the policy's own loop on CPU)."),
-        samples: int = typer.Option(1, help="Episodes per task."),
-        max_turns: int = typer.Option(2, help="Turns per episode."),
-        context_budget: int = typer.Option(4096, help="Context window in the policy's tokens."),
-        turns_per_segment: int = typer.Option(4, help="Compact after this many turns in a segment."),
-        max_response_tokens: int = typer.Option(512, help="Tokens per response."),
-        temperature: float = typer.Option(0.7, help="Sampling temperature (0 = greedy)."),
-        seed: int = typer.Option(0, help="Sampling seed."),
-        kb: bool = typer.Option(True, "--kb/--no-kb", help="Inject knowledge-base entries."),
-        backend: str = typer.Option("auto", help="auto | cuda | interpreter"),
-        preset: str | None = typer.Option(None, help="Task size preset (default: the backend's)."),
-        trials: int = typer.Option(5, help="Correctness trials per evaluation."),
-        cache: bool = typer.Option(True, "--cache/--no-cache", help="Reuse cached verdicts."),
-        out: Path = typer.Option(Path("runs/eval"), help="Run directory (re-run to resume)."),
+        config: Path | None = typer.Option(None, "--config", help="YAML file of eval config keys (the fields of "
+                                           "a run's config.yaml); options given here override it."),
+        overrides: list[str] = typer.Option([], "--set", help="Set a config key: --set top_p=0.9 (repeatable)."),
+        out: Path = typer.Option(Path("runs/eval"), "--out", help="Run directory (re-run to resume)."),
+        suite: str | None = _option("suite"),
+        path: Path | None = _option("path"),
+        level: int | None = _option("level"),
+        tasks: str | None = _option("tasks"),
+        limit: int | None = _option("limit"),
+        with_solution: bool | None = _option("with_solution"),
+        split: Path | None = _option("split"),
+        split_part: str | None = _option("split_part"),
+        policy: str | None = _option("policy"),
+        engine: str | None = _option("engine"),
+        samples: int | None = _option("samples"),
+        max_turns: int | None = _option("max_turns"),
+        context_budget: int | None = _option("context_budget"),
+        turns_per_segment: int | None = _option("turns_per_segment"),
+        max_response_tokens: int | None = _option("max_response_tokens"),
+        temperature: float | None = _option("temperature"),
+        seed: int | None = _option("seed"),
+        kb: bool | None = _option("kb"),
+        backend: str | None = _option("backend"),
+        preset: str | None = _option("preset"),
+        trials: int | None = _option("trials"),
+        use_cache: bool | None = _option("use_cache"),
     ) -> None:
         """Evaluate a policy: the agent writes kernels, the harness judges them, a report is written."""
-        from atrl.eval.config import DEFAULT_TASKS, EvalConfig
-        from atrl.eval.runner import run_eval
+        flags = {name: value for name, value in locals().items() if name in EvalConfig.model_fields}
+        from atrl.eval.config import load_eval_config
+        from atrl.eval.start import check_start, undo_failed_start
 
-        explicit = [t.strip() for t in tasks.split(",") if t.strip()] if tasks else []
-        if not explicit and suite == "builtin" and level is None and limit is None and not with_solution and split is None:
-            explicit = list(DEFAULT_TASKS)
-        config = EvalConfig(
-            suite=suite, path=str(path) if path else None, level=level, tasks=explicit, limit=limit,
-            with_solution=with_solution, split=str(split) if split else None, split_part=split_part, policy=policy,
-            engine=engine, samples=samples, max_turns=max_turns, context_budget=context_budget, turns_per_segment=turns_per_segment,
-            max_response_tokens=max_response_tokens, temperature=temperature, seed=seed, kb=kb, backend=backend,
-            preset=preset, trials=trials, use_cache=cache,
-        )
-        console = Console()
-        with Progress(TextColumn("[bold]{task.description:>8}"), BarColumn(), MofNCompleteColumn(),
-                      TimeElapsedColumn(), console=console) as progress:
-            episodes_bar = progress.add_task("episodes", total=None)
-            turns_bar = progress.add_task("turns", total=None)
+        run = load_eval_config(config, overrides, flags)
+        check_start(run, out)
+        with undo_failed_start(out):
+            _run_with_progress(run, out)
 
-            def on_episode(done: int, total: int) -> None:
-                progress.update(episodes_bar, completed=done, total=total)
 
-            def on_turns(judged: int, most: int) -> None:
-                progress.update(turns_bar, completed=judged, total=most)
+def _run_with_progress(config: EvalConfig, out: Path) -> None:
+    import json
 
-            result = run_eval(config, out, on_episode=on_episode, on_turns=on_turns)
-        import json
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        metrics = json.loads((result.run_dir / "metrics.json").read_text())
-        console.print(_results_table(metrics))
-        if result.episodes_skipped or result.turns_replayed:
-            console.print(f"resumed: {result.episodes_skipped} finished episodes kept, {result.turns_replayed} "
-                          f"judged turns replayed, {result.episodes_run} episodes finished now")
-        console.print(f"report: {result.report}")
+    from atrl.eval.runner import run_eval
+
+    console = Console()
+    with Progress(TextColumn("[bold]{task.description:>8}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=console) as progress:
+        episodes_bar = progress.add_task("episodes", total=None)
+        turns_bar = progress.add_task("turns", total=None)
+
+        def on_episode(done: int, total: int) -> None:
+            progress.update(episodes_bar, completed=done, total=total)
+
+        def on_turns(judged: int, most: int) -> None:
+            progress.update(turns_bar, completed=judged, total=most)
+
+        result = run_eval(config, out, on_episode=on_episode, on_turns=on_turns)
+    metrics = json.loads((result.run_dir / "metrics.json").read_text())
+    console.print(_results_table(metrics))
+    if result.episodes_skipped or result.turns_replayed:
+        console.print(f"resumed: {result.episodes_skipped} finished episodes kept, {result.turns_replayed} "
+                      f"judged turns replayed, {result.episodes_run} episodes finished now")
+    console.print(f"report: {result.report}")

@@ -16,9 +16,11 @@ def register(app: typer.Typer) -> None:
         out: Path | None = typer.Option(None, "--out", help="Run directory (default: the config's out_dir)."),
     ) -> None:
         """Fine-tune on (agent prompt → reference solution) pairs; writes OUT/model (use --policy hf:OUT/model)."""
+        from atrl.agent.config import AgentConfig
         from atrl.rl.sft import load_sft_config, run_sft
 
         cfg = load_sft_config(config, overrides, out_dir=str(out) if out else None)
+        AgentConfig(**cfg.agent)  # a bad agent.* value fails here, before the model loads
         console = Console()
 
         def on_step(record: dict) -> None:

@@ -28,6 +28,7 @@ def register(app: typer.Typer) -> None:
         from atrl.rl.trainer import Trainer
 
         cfg = load_config(config, overrides, out_dir=str(out) if out is not None else None)
+        cfg.agent_config()  # a bad agent.* value fails here, before the model loads
         trainer = Trainer(cfg)
         console = Console(quiet=not trainer.dp.is_main)  # one progress line per step, not one per rank
         if trainer.step:

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, as_completed
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atrl.errors import UsageError
 from atrl.harness import HARNESS_VERSION
@@ -25,6 +25,9 @@ from atrl.harness.score import ScoreConfig, score_verdict
 from atrl.harness.verdict import Verdict, candidate_hash
 from atrl.harness.worker import WorkerLimits
 from atrl.tasks.task import Task
+
+if TYPE_CHECKING:
+    from atrl.backends.base import Backend
 
 WORKERS_PER_GPU = 4
 Progress = Callable[[int, int, Verdict], None]
@@ -190,6 +193,9 @@ class Harness:
 
         verdict.harness_version = HARNESS_VERSION
         verdict.ignored_definitions = ignored_definitions(code)
+        hint = size_hint(verdict.error_class, self.preset, self.backend)
+        if hint:
+            verdict.message = f"{verdict.message}\n{hint}" if verdict.message else hint
         verdict.versions = verdict.versions or self._backend_versions()
         verdict.score = score_verdict(verdict, self.score_config)
         verdict.feedback = feedback_text(verdict)
@@ -224,6 +230,17 @@ class Harness:
                     gpus=self.gpus, stage_timeouts=self.stage_timeouts, limits=self.limits,
                     runner=self.runner, sys_path=self.runner_sys_path)
             return self._pool
+
+
+def size_hint(error_class: str | None, preset: str | None, backend: Backend) -> str | None:
+    """For a timeout at a preset other than the backend's smaller default (e.g. `full` on the
+    interpreter), the sentence saying the size may be the cause; else None. Every suite's
+    `small` preset is its smallest, so any other preset runs larger than that default."""
+    default = backend.default_preset
+    if error_class != "timeout" or default is None or preset == default:
+        return None
+    return (f"The task ran at preset {preset or 'as written'!r}, larger than the {backend.name} backend's "
+            f"default {default!r}: the size may be the cause; try --preset {default}.")
 
 
 def _as_task(task: Task | str) -> Task:

@@ -151,6 +151,7 @@ def run_trials(task: Task, models: LoadedModels, backend: Backend, runner: Candi
             generator = torch.Generator(device=backend.device).manual_seed(plan.seed)
             cases = [widen_inputs(inputs, plan.wide_scale, generator) for inputs in cases]
         stats.trials += 1
+        stats.wide_trials += plan.wide_scale is not None
         skipped = False
         for case_index, inputs in enumerate(cases):
             on_case()

@@ -6,7 +6,10 @@ Choice, in order:
      parses); an unclosed final fence counts when the text after it parses (truncated responses);
      among them the last one that defines `ModelNew`, else the last one. A python-tagged closed block
      is kept even if it does not parse, so the static stage can report the syntax error and its line;
-  2. else the whole response, if it parses as Python and defines something (a def, class or assignment).
+  2. else the whole response, if it parses as Python and holds a statement other than a bare
+     expression (a def, class, assignment, import, loop, ...): a one-line module such as
+     `from kernels import ModelNew` is code, while a one-word answer that happens to parse is not.
+A leading byte-order mark (files saved by some editors) is ignored.
 """
 
 from __future__ import annotations
@@ -36,13 +39,14 @@ def _parses(source: str) -> bool:
     return True
 
 
-def _defines_something(source: str) -> bool:
+def _is_module_code(source: str) -> bool:
+    """True when `source` parses and holds a statement that is not a bare expression: prose
+    rarely parses at all, and when it does ("hello", "Done.") it is an expression."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return False
-    definitions = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign)
-    return any(isinstance(node, definitions) for node in tree.body)
+    return any(not isinstance(node, (ast.Expr, ast.Pass)) for node in tree.body)
 
 
 def _fenced_blocks(text: str) -> list[_Block]:
@@ -90,12 +94,12 @@ def _is_candidate(block: _Block) -> bool:
 
 def extract_code(response: str) -> str | None:
     """The candidate source in `response` (see the module docstring for the rules), or None."""
-    text = response.replace("\r\n", "\n").replace("\r", "\n")
+    text = response.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     candidates = [_normalise(b.body) for b in _fenced_blocks(text) if _is_candidate(b)]
     if candidates:
         with_model = [code for code in candidates if _MODELNEW.search(code)]
         return (with_model or candidates)[-1]
     whole = _normalise(text)
-    if whole.strip() and _defines_something(whole):
+    if whole.strip() and _is_module_code(whole):
         return whole
     return None

@@ -122,7 +122,7 @@ def _correctness_lines(verdict: Verdict) -> list[str]:
     if stats.relative_error_vs_fp64 is not None and not verdict.ok:
         lines.append(f"Relative error vs float64 reference: {_fmt(stats.relative_error_vs_fp64)}.")
     if stats.trials:
-        lines.append(f"Trials passed: {stats.passed}/{stats.trials}.")
+        lines.append(f"Trials passed: {stats.passed_text()}.")
     if stats.skipped:
         lines.append("Skipped: " + "; ".join(stats.skipped) + ".")
     return lines

@@ -23,14 +23,22 @@ def candidate_hash(source: str) -> str:
 class CorrectnessStats:
     """Outcome of the correctness trials. Errors are over the worst trial/case."""
 
-    trials: int = 0
+    trials: int = 0  # trials run, the wide-input ones included
     passed: int = 0
+    wide_trials: int = 0  # of `trials`: those on wide-range inputs, run after the task's own draws
     max_abs_error: float | None = None
     max_rel_error: float | None = None
     mismatch_fraction: float | None = None
     first_mismatch_index: list[int] | None = None
     relative_error_vs_fp64: float | None = None
     skipped: list[str] = field(default_factory=list)  # e.g. wide-input trial skipped: reference not finite
+
+    def passed_text(self) -> str:
+        """`passed/trials`, naming the wide-input trials when there are any: "7/7 (5 trials + 2 wide-input)"."""
+        counts = f"{self.passed}/{self.trials}"
+        if not self.wide_trials:
+            return counts
+        return f"{counts} ({self.trials - self.wide_trials} trials + {self.wide_trials} wide-input)"
 
 
 @dataclass

@@ -47,10 +47,12 @@ def load_suite(suite: str, path: str | Path | None = None, level: int | None = N
 
 def get_task(task_id: str, path: str | Path | None = None) -> Task:
     """The task with this id (`suite/name`). Raises `UsageError` naming close matches."""
-    suite = task_id.split("/", 1)[0]
-    if suite not in SUITES:
-        # a bare name means a builtin task
+    suite, slash, _ = task_id.partition("/")
+    if not slash:  # a bare name means a builtin task
         suite, task_id = "builtin", f"builtin/{task_id}"
+    elif suite not in SUITES:
+        raise UsageError(f"task id {task_id!r} names no suite: {suite!r} is not one of {', '.join(SUITES)}",
+                         "write SUITE/NAME with one of those suites, or a bare NAME for a builtin task")
     loaded = load_suite(suite, path)
     for task in loaded.tasks:
         if task.id == task_id:

@@ -63,6 +63,10 @@ class Task:
     # extra torch calls allowed in ModelNew.forward for this task (on top of the harness allowlist)
     allow_torch: list[str] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        # a tag listed twice in a task file would be counted twice by every per-tag tally
+        self.tags = list(dict.fromkeys(self.tags))
+
     def tolerances(self) -> tuple[float, float]:
         """(atol, rtol) for `allclose`: the task's override, else the dtype default."""
         atol, rtol = DEFAULT_TOLERANCES.get(self.dtype, DEFAULT_TOLERANCES["float32"])

@@ -58,3 +58,28 @@ def test_cuda_poisoned_allocator_hands_out_nan_memory() -> None:
     backend.poison_allocator([1 << 22])
     reused = torch.empty(1 << 20, dtype=torch.float32, device=backend.device)
     assert bool(torch.isnan(reused).any())
+
+
+def test_auto_without_gpu_device_files_on_linux_never_asks_torch(monkeypatch, tmp_path) -> None:
+    import atrl.backends as backends
+
+    def must_not_be_called() -> bool:
+        raise AssertionError("torch.cuda.is_available was called")
+
+    monkeypatch.setattr(backends.sys, "platform", "linux")
+    monkeypatch.setattr(backends, "GPU_DEVICE_FILES", (str(tmp_path / "nvidiactl"),))
+    monkeypatch.setattr(torch.cuda, "is_available", must_not_be_called)
+    assert resolve_backend("auto").name == "interpreter"
+
+
+def test_auto_with_a_gpu_device_file_asks_torch(monkeypatch, tmp_path) -> None:
+    import atrl.backends as backends
+
+    device_file = tmp_path / "nvidiactl"
+    device_file.touch()
+    monkeypatch.setattr(backends.sys, "platform", "linux")
+    monkeypatch.setattr(backends, "GPU_DEVICE_FILES", (str(device_file),))
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert resolve_backend("auto").name == "interpreter"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert resolve_backend("auto").name == "cuda"

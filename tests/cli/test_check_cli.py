@@ -65,3 +65,38 @@ def test_binary_candidate_file_is_a_usage_error(tmp_path, capsys):
     path.write_bytes(b"\xff\xfe\x00binary")
     assert main(["check", "--task", "builtin/relu", "--candidate", str(path), "--backend", "interpreter"]) == 2
     assert "not UTF-8" in capsys.readouterr().err
+
+
+def test_directory_as_candidate_is_named_a_directory_with_a_file_to_pass(tmp_path, capsys):
+    folder = tmp_path / "kernels"
+    folder.mkdir()
+    (folder / "relu.py").write_text("x = 1\n")
+    assert main(["check", "--task", "builtin/relu", "--candidate", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert "is a directory" in err and "not found" not in err
+    assert str(folder / "relu.py") in err.replace("\n", "")
+
+
+def test_trials_line_says_the_extra_trials_are_wide_input_ones(solution_file, capsys):
+    status = main(["check", "--task", "builtin/relu", "--candidate", str(solution_file), "--backend", "interpreter",
+                   "--trials", "2"])
+    assert status == 0
+    assert "Trials passed: 4/4 (2 trials + 2 wide-input)." in capsys.readouterr().out
+
+
+def test_a_cached_check_never_imports_torch(solution_file, monkeypatch, tmp_path):
+    """A cache hit is answered from disk: the start-up must not pay for importing torch."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    args = ["check", "--task", "builtin/relu", "--candidate", str(solution_file), "--backend", "interpreter",
+            "--trials", "2"]
+    assert main(args) == 0  # judged once: the verdict is now cached
+    root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    probe = "import sys; from atrl.cli import main; status = main(sys.argv[1:]); print('torch', 'torch' in sys.modules, status)"
+    done = subprocess.run([sys.executable, "-c", probe, *args], env=env, capture_output=True, text=True, timeout=120)
+    assert "(cached)" in done.stdout, done.stdout + done.stderr
+    assert done.stdout.strip().endswith("torch False 0"), done.stdout + done.stderr

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 
 import pytest
 
@@ -122,3 +123,25 @@ def test_select_gpus_picks_a_ranks_device_and_rejects_invisible_ones():
     assert select_gpus(("2", "5"), [1]) == ("5",)
     with pytest.raises(UsageError, match="not visible"):
         select_gpus(("2", "5"), [2])
+
+
+def test_size_hint_only_for_a_timeout_above_the_backends_default_preset():
+    from atrl.backends.cuda import CudaBackend
+    from atrl.backends.interpreter import InterpreterBackend
+
+    interpreter = InterpreterBackend()
+    assert "--preset small" in api.size_hint("timeout", "full", interpreter)
+    assert api.size_hint("timeout", "small", interpreter) is None
+    assert api.size_hint("correctness:mismatch", "full", interpreter) is None
+    assert api.size_hint("timeout", "full", CudaBackend()) is None  # cuda runs tasks full by default
+
+
+@pytest.mark.slow
+def test_timeout_at_a_larger_preset_says_the_size_may_be_the_cause(relu, tmp_path):
+    hang = (Path(__file__).resolve().parents[1] / "adversarial" / "faults" / "hang_python.py").read_text()
+    timeouts = {"compile": 5, "correctness": 5, "profile": 5}
+    with Harness(backend="interpreter", workers=1, preset="full", cache_dir=tmp_path, stage_timeouts=timeouts,
+                 trials=1) as h:
+        verdict = h.evaluate(relu, hang)
+    assert verdict.error_class == "timeout"
+    assert "size may be the cause" in verdict.feedback and "--preset small" in verdict.feedback

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from atrl.harness.extract import extract_code
 
 KERNEL = "import triton\n\n\nclass ModelNew:\n    pass\n"
@@ -76,3 +78,16 @@ def test_prose_without_code_gives_none():
 
 def test_empty_fenced_block_gives_none():
     assert extract_code("```python\n```") is None
+
+
+@pytest.mark.parametrize("one_line", [
+    "from my_kernels import ModelNew",
+    "import torch; import triton",
+    "for _ in range(1): pass",
+])
+def test_a_one_line_module_without_fences_is_code(one_line):
+    assert extract_code(one_line) == one_line + "\n"
+
+
+def test_a_file_starting_with_a_byte_order_mark_is_code():
+    assert extract_code("\ufeff" + KERNEL) == KERNEL

@@ -99,3 +99,22 @@ def test_malformed_task_dict_is_reported_naming_the_file_while_others_load(tmp_p
 
 def test_builtin_dir_holds_one_folder_per_level():
     assert sorted(p.name for p in BUILTIN_DIR.glob("level*")) == ["level1", "level2", "level3"]
+
+
+def test_no_builtin_task_lists_a_tag_twice():
+    repeated = {t.id: t.tags for t in TASKS if len(t.tags) != len(set(t.tags))}
+    assert repeated == {}
+
+
+def test_a_task_file_listing_a_tag_twice_loads_it_once(tmp_path: Path):
+    level = tmp_path / "level1"
+    level.mkdir()
+    (level / "twice.py").write_text(
+        '"""Twice."""\nTASK = {"tags": ["softmax", "reduction", "softmax"]}\nimport torch\n'
+        "class Model(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
+        "def get_inputs():\n    return [torch.randn(4)]\n"
+        "def get_init_inputs():\n    return []\n"
+    )
+    tasks, errors = load_builtin(tmp_path)
+    assert errors == []
+    assert tasks[0].tags == ["softmax", "reduction"]
