@@ -283,17 +283,12 @@ def load_eval_config(path: str | Path | None = None, overrides: list[str] | None
                      flags: dict[str, Any] | None = None) -> EvalConfig:
     """The run a YAML file, `--set key=value` overrides and command-line `flags` (None: not
     given) describe, later ones winning; the main job's tasks when nothing selects any."""
-    from atrl.rl.config import parse_overrides, parse_yaml
+    from atrl.rl.config import parse_overrides, read_yaml_mapping
 
     data: dict[str, Any] = {}
     origins: dict[str, str] = {}
     if path is not None:
-        path = Path(path)
-        if not path.is_file():
-            raise UsageError(f"config file {path} does not exist", "pass --config pointing at a YAML file")
-        loaded = parse_yaml(path.read_text(), str(path)) or {}
-        if not isinstance(loaded, dict):
-            raise UsageError(f"{path}: the config must be a YAML mapping", "write key: value lines")
+        loaded = read_yaml_mapping(path)
         data.update(loaded)
         origins.update(dict.fromkeys(loaded, str(path)))
     for source, values in (("--set", parse_overrides(overrides or [])),

@@ -30,7 +30,7 @@ import torch
 
 from atrl.errors import UsageError
 from atrl.policy.adapters import write_base_spec
-from atrl.rl.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from atrl.rl.checkpoint import is_peft, latest_checkpoint, load_checkpoint, save_checkpoint
 from atrl.rl.schedule import lr_factor
 
 
@@ -74,10 +74,6 @@ def adapter_base_spec(model_spec: str, out_dir: Path) -> str:
     if model_spec == "tiny-random" or model_spec.startswith("tiny-random:"):
         return f"hf:{Path(out_dir) / 'tiny-model'}"
     return model_spec
-
-
-def is_peft(model: torch.nn.Module) -> bool:
-    return hasattr(model, "peft_config")
 
 
 def _trainable(model: torch.nn.Module) -> list[tuple[str, torch.nn.Parameter]]:
@@ -194,4 +190,4 @@ class UpdateProbe:
         return record
 
 
-__all__ = ["Chassis", "adapter_base_spec", "LoraSettings", "OptimSettings", "UpdateProbe", "add_lora", "is_peft"]
+__all__ = ["Chassis", "adapter_base_spec", "LoraSettings", "OptimSettings", "UpdateProbe", "add_lora"]

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 
-def _is_peft(model: torch.nn.Module) -> bool:
+def is_peft(model: torch.nn.Module) -> bool:
     return hasattr(model, "peft_config")
 
 
@@ -98,7 +98,7 @@ def _load_weights(model: torch.nn.Module, directory: Path) -> None:
     state: dict[str, torch.Tensor] = {}
     for f in files:
         state.update(load_file(str(f)))
-    if _is_peft(model):
+    if is_peft(model):
         from peft import set_peft_model_state_dict
 
         set_peft_model_state_dict(model, state)

@@ -187,6 +187,17 @@ def parse_yaml(text: str, where: str) -> Any:
         raise UsageError(f"{where}: invalid YAML{at}: {problem}", "fix the YAML syntax") from None
 
 
+def read_yaml_mapping(path: str | Path) -> dict[str, Any]:
+    """A config file's YAML mapping; a missing file or a non-mapping is a UsageError naming it."""
+    path = Path(path)
+    if not path.is_file():
+        raise UsageError(f"config file {path} does not exist", "pass --config pointing at a YAML file")
+    loaded = parse_yaml(path.read_text(), str(path)) or {}
+    if not isinstance(loaded, dict):
+        raise UsageError(f"{path}: the config must be a YAML mapping", "write key: value lines")
+    return loaded
+
+
 def parse_overrides(pairs: list[str]) -> dict[str, Any]:
     """`["lr=1e-5", "agent.max_turns=4"]` → nested dict; values are parsed as YAML scalars."""
     out: dict[str, Any] = {}
@@ -233,15 +244,7 @@ def make_config(data: dict[str, Any]) -> TrainConfig:
 
 def load_config(path: str | Path | None, overrides: list[str] | None = None, **fields: Any) -> TrainConfig:
     """Read a YAML config, apply `key=value` overrides then explicit `fields` (e.g. out_dir)."""
-    data: dict[str, Any] = {}
-    if path is not None:
-        path = Path(path)
-        if not path.exists():
-            raise UsageError(f"config file {path} does not exist", "pass --config pointing at a YAML file")
-        loaded = parse_yaml(path.read_text(), str(path)) or {}
-        if not isinstance(loaded, dict):
-            raise UsageError(f"{path}: the config must be a YAML mapping", "write key: value lines")
-        data = loaded
+    data = read_yaml_mapping(path) if path is not None else {}
     data = _merge(data, parse_overrides(overrides or []))
     data = _merge(data, {k: v for k, v in fields.items() if v is not None})
     return make_config(data)

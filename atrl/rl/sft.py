@@ -106,16 +106,9 @@ class SftConfig(BaseModel):
 
 def load_sft_config(path: str | Path | None, overrides: list[str] | None = None, **fields: Any) -> SftConfig:
     """Read a YAML config, apply `key=value` overrides, then explicit `fields` (e.g. out_dir)."""
-    from atrl.rl.config import _merge, parse_overrides, parse_yaml
+    from atrl.rl.config import _merge, parse_overrides, read_yaml_mapping
 
-    data: dict[str, Any] = {}
-    if path is not None:
-        path = Path(path)
-        if not path.exists():
-            raise UsageError(f"config file {path} does not exist", "pass --config pointing at a YAML file")
-        data = parse_yaml(path.read_text(), str(path)) or {}
-        if not isinstance(data, dict):
-            raise UsageError(f"{path}: the config must be a YAML mapping", "write key: value lines")
+    data = read_yaml_mapping(path) if path is not None else {}
     data = _merge(
         _merge(data, parse_overrides(overrides or [])), {k: v for k, v in fields.items() if v is not None}
     )
