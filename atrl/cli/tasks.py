@@ -111,3 +111,26 @@ def _substituted(task: Task, values: dict[str, int]) -> str:
     from atrl.tasks.resize import substitute_constants
 
     return substitute_constants(task.source, values)
+
+
+@tasks_app.command("screen")
+def screen_tasks(
+    run: Path = typer.Argument(..., help="The --out directory of an `atrl eval` run of the start policy."),
+    low: float = typer.Option(0.1, "--low", help="Keep tasks solved in at least this share of episodes."),
+    high: float = typer.Option(0.7, "--high", help="Keep tasks solved in at most this share of episodes."),
+    min_episodes: int = typer.Option(4, "--min-episodes", min=1, help="Ignore tasks with fewer episodes."),
+) -> None:
+    """Solve rate per task of an eval run; prints the kept ids as a `task_ids=[...]` override for
+    `atrl train --set` (tasks whose every group would have zero advantage are left out)."""
+    from atrl.rl.screen import keep, solve_rates
+
+    rates = solve_rates(run)
+    kept = keep(rates, low, high, min_episodes)
+    table = Table(title=f"solve rate per task ({len(kept)} of {len(rates)} kept: {low:.0%}..{high:.0%})")
+    for column in ("task", "solved", "episodes", "rate", "kept"):
+        table.add_column(column)
+    kept_ids = {r.task_id for r in kept}
+    for r in rates:
+        table.add_row(r.task_id, str(r.solved), str(r.episodes), f"{r.rate:.0%}", "yes" if r.task_id in kept_ids else "")
+    Console(stderr=True, width=200).print(table)
+    typer.echo("task_ids=[" + ",".join(r.task_id for r in kept) + "]")

@@ -28,7 +28,7 @@ class TrainConfig(BaseModel):
     suite_path: str | None = Field(None, description="suite checkout (kernelbench, npukernelbench)")
     level: int | None = Field(1, description="only tasks of this level (null: all)")
     task_ids: list[str] = Field(
-        default_factory=list, description="only these task ids (empty: the whole suite/level)"
+        default_factory=list, description="only these task ids (empty: the whole suite/level); with split: a subset of its part"
     )
     split: str | None = Field(
         None,
@@ -137,13 +137,7 @@ class TrainConfig(BaseModel):
     @field_validator("split")
     @classmethod
     def _split_or_task_ids(cls, value: str | None, info: ValidationInfo) -> str | None:
-        value = value or None  # `--set split=` means no split
-        if value is not None and info.data.get("task_ids"):
-            raise ValueError(
-                "split and task_ids both select the training tasks; keep one of them "
-                "(task_ids=[] to train on the split, or split=null to train on task_ids)"
-            )
-        return value
+        return value or None  # `--set split=` means no split; task_ids then narrow the split's part
 
     @field_validator("agent")
     @classmethod

@@ -108,6 +108,15 @@ def _split_tasks(config: TrainConfig) -> list[Task]:
     if config.level is not None:
         tasks = [t for t in tasks if t.level == config.level]
     tasks = [t for t in tasks if "skipped" not in t.flags]
+    if config.task_ids:  # e.g. the tasks `atrl tasks screen` kept
+        outside = set(config.task_ids) - {t.id for t in tasks}
+        if outside:
+            raise UsageError(
+                f"config key 'task_ids': {', '.join(sorted(outside))} not among the runnable level-{config.level} "
+                f"tasks of the {config.split_part} part of {config.split}",
+                "list only tasks of that part (see the split file), or drop split to train on any task",
+            )
+        tasks = [t for t in tasks if t.id in set(config.task_ids)]
     if not tasks:
         raise UsageError(
             f"the {config.split_part} part of {config.split} has no runnable task of level {config.level}",

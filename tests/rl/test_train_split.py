@@ -1,5 +1,5 @@
 """`atrl train` with a split file: the tasks are the split part's (level-filtered), task_ids
-conflict with it, and the rollouts' knowledge base shows examples of training tasks only."""
+narrow it, and the rollouts' knowledge base shows examples of training tasks only."""
 
 from __future__ import annotations
 
@@ -42,9 +42,17 @@ def test_split_with_level_keeps_that_level_of_the_train_part(split):
     assert 0 < len(ids) < len(split.train)
 
 
-def test_split_and_task_ids_conflict():
-    with pytest.raises(UsageError, match="'split'.*task_ids"):
-        load_config(CONFIGS / "tiny-cpu.yaml", [f"split={SPLIT_FILE}", "task_ids=[builtin/relu]"])
+def test_task_ids_narrow_the_split_part(split):
+    cfg = load_config(CONFIGS / "tiny-cpu.yaml", [f"split={SPLIT_FILE}", "task_ids=[builtin/softmax,builtin/relu]"])
+    assert [t.id for t in _load_tasks(cfg)] == [i for i in split.train if i in ("builtin/relu", "builtin/softmax")]
+
+
+def test_task_ids_outside_the_split_part_are_refused():
+    # builtin/sigmoid is held out: screening must never move a held-out task into training
+    cfg = load_config(CONFIGS / "tiny-cpu.yaml", [f"split={SPLIT_FILE}", "task_ids=[builtin/relu,builtin/sigmoid]"])
+    with pytest.raises(UsageError, match="builtin/sigmoid not among") as info:
+        _load_tasks(cfg)
+    assert "part" in (info.value.fix or "")
 
 
 def test_bad_split_part_names_the_key():

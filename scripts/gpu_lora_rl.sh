@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# LoRA warm start, task screening and 30+ steps of LoRA RL on one GPU (docs/benchmarks/train.md,
+# "RL that learns"; the shipped default adapter, docs/default-adapter.md):
+#   scripts/gpu_lora_rl.sh sft      LoRA SFT (configs/sft-smollm2-lora.yaml)            -> $ROOT/lsft
+#   scripts/gpu_lora_rl.sh screen   the SFT start on the level-1 training tasks, SCREEN_SAMPLES
+#                                   episodes each with the RL agent settings; keeps tasks solved in
+#                                   10-70% of episodes                                  -> $ROOT/screen
+#   scripts/gpu_lora_rl.sh rl       STEPS steps of LoRA RL on the kept tasks            -> $ROOT/rl
+#   scripts/gpu_lora_rl.sh all      the three in order
+#   scripts/gpu_lora_rl.sh collect  metrics, configs, logs and both adapters (bf16)     -> $OUTDIR
+# Every phase resumes or is skipped when done. Settings: ROOT (runs/gpu-lora), STEPS (30),
+# SCREEN_SAMPLES (8), RL_LR (1e-4), WORKERS (10), BACKEND (cuda), PY (python3), OUTDIR ($ROOT/out);
+# EXTRA_SFT, EXTRA_SCREEN, EXTRA_RL: more arguments for each phase's command (a CPU smoke run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=${ROOT:-runs/gpu-lora}
+STEPS=${STEPS:-30}
+SCREEN_SAMPLES=${SCREEN_SAMPLES:-8}
+RL_LR=${RL_LR:-1e-4}
+BACKEND=${BACKEND:-cuda}
+WORKERS=${WORKERS:-10}
+PY=${PY:-python3}
+OUTDIR=${OUTDIR:-$ROOT/out}
+CONFIG=configs/train-compaction-gpu.yaml
+mkdir -p "$ROOT"
+export ATRL_GPU_LOCK_DIR=${ATRL_GPU_LOCK_DIR:-$ROOT/.gpu-locks}
+
+sft() {
+    [ -f "$ROOT/lsft/model/config.json" ] && { echo "[sft] done"; return 0; }
+    echo "[sft] -> $ROOT/lsft"
+    $PY -m atrl sft --config configs/sft-smollm2-lora.yaml --out "$ROOT/lsft" ${EXTRA_SFT:-} > "$ROOT/lsft.log" 2>&1 \
+        || { tail -20 "$ROOT/lsft.log"; return 1; }
+}
+
+screen() {  # the RL run's agent settings (configs/train-compaction-gpu.yaml), 8 samples per task
+    [ -f "$ROOT/screen.ids" ] && { echo "[screen] done: $(cat "$ROOT/screen.ids")"; return 0; }
+    echo "[screen] -> $ROOT/screen"
+    $PY -m atrl eval --split configs/split-builtin.yaml --split-part train --level 1 \
+        --policy "hf:$ROOT/lsft/model" --samples "$SCREEN_SAMPLES" --backend "$BACKEND" --kb \
+        --max-turns 2 --turns-per-segment 1 --context-budget 4608 --max-response-tokens 1024 \
+        --temperature 1.0 --set top_p=1.0 --set max_segments=2 --set summary_tokens=128 --set kb_tokens=400 \
+        --set workers="$WORKERS" ${EXTRA_SCREEN:-} --out "$ROOT/screen" > "$ROOT/screen.log" 2>&1 || { tail -20 "$ROOT/screen.log"; return 1; }
+    local ids
+    ids=$($PY -m atrl tasks screen "$ROOT/screen" --low 0.1 --high 0.7 2>>"$ROOT/screen.log" | tail -1)
+    if [ "$ids" = "task_ids=[]" ]; then  # nothing in the band: every task with some signal
+        ids=$($PY -m atrl tasks screen "$ROOT/screen" --low 0.01 --high 0.99 2>>"$ROOT/screen.log" | tail -1)
+    fi
+    [ "$ids" = "task_ids=[]" ] && ids="task_ids=[]"  # none solved at all: the whole level-1 training part
+    echo "$ids" > "$ROOT/screen.ids"
+    echo "[screen] $ids"
+}
+
+rl() {
+    echo "[rl] $STEPS steps -> $ROOT/rl"
+    $PY -m atrl train --config "$CONFIG" --set "model=hf:$ROOT/lsft/model" --set "$(cat "$ROOT/screen.ids")" \
+        --set lora=true --set lora_r=16 --set lora_alpha=32 --set "lr=$RL_LR" --set "steps=$STEPS" \
+        --set harness_workers="$WORKERS" --set "backend=$BACKEND" ${EXTRA_RL:-} --out "$ROOT/rl" > "$ROOT/rl.log" 2>&1 || { tail -20 "$ROOT/rl.log"; return 1; }
+}
+
+collect() {  # adapters as bf16 safetensors (an fp32 rank-16 adapter is over 16 MiB)
+    mkdir -p "$OUTDIR"
+    for run in lsft rl; do
+        local adapter
+        adapter=$(ls -d "$ROOT/$run"/checkpoints/*/model 2>/dev/null | sort -V | tail -1 || true)
+        [ -n "$adapter" ] && $PY - "$adapter" "$OUTDIR/$run-adapter.tgz" <<'PYEOF'
+import sys, tarfile, tempfile, shutil, pathlib
+import torch
+from safetensors.torch import load_file, save_file
+src, dst = pathlib.Path(sys.argv[1]), sys.argv[2]
+with tempfile.TemporaryDirectory() as tmp:
+    for f in src.iterdir():
+        if f.name == "adapter_model.safetensors":
+            save_file({k: v.to(torch.bfloat16).contiguous() for k, v in load_file(f).items()}, f"{tmp}/{f.name}")
+        elif f.is_file() and f.stat().st_size < 1_000_000:
+            shutil.copy(f, tmp)
+    with tarfile.open(dst, "w:gz") as tar:
+        tar.add(tmp, arcname="adapter")
+PYEOF
+    done
+    (cd "$ROOT" && tar czf "$OUTDIR/records.tgz" --ignore-failed-read $(ls -d *.log screen.ids */metrics.jsonl */config.yaml screen/episodes.jsonl screen/*.md 2>/dev/null))
+    ls -la "$OUTDIR"
+}
+
+case "${1:-all}" in
+    sft) sft ;;
+    screen) screen ;;
+    rl) rl ;;
+    collect) collect ;;
+    all) sft && screen && rl ;;
+    *) echo "usage: $0 sft|screen|rl|all|collect" >&2; exit 2 ;;
+esac
