@@ -36,9 +36,13 @@ class TrainConfig(BaseModel):
         "(still filtered by level), kb examples from its train part only; excludes task_ids",
     )
     split_part: Literal["train", "heldout"] = Field("train", description="the split's part to train on")
-    reward: Literal["harness", "synthetic"] = Field(
-        "harness", description="reward source: the harness or the synthetic scorer"
+    reward: Literal["harness", "synthetic", "key_relay"] = Field(
+        "harness", description="reward source: the harness, the synthetic scorer, or the key-relay environment "
+        "(atrl.rl.key_relay: also the knowledge hook; kb must be off)"
     )
+    key_relay_spread: float = Field(0.5, ge=0.0, description="key relay: spread of the first-attempt noise score")
+    key_relay_bonus: float = Field(1.0, gt=0.0, description="key relay: score for reproducing this step's key")
+    key_relay_length: int = Field(4, ge=2, description="key relay: letters per key")
     synthetic_targets: str = Field("a", description="synthetic scorer: rewarded characters")
     synthetic_saturation: int = Field(4, ge=1, description="synthetic scorer: target characters for score 1")
     backend: str = Field("auto", description="harness backend: auto | cuda | interpreter")

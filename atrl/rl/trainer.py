@@ -42,6 +42,7 @@ from atrl.rl.chassis import Chassis, LoraSettings, OptimSettings, adapter_base_s
 from atrl.rl.checkpoint import latest_checkpoint
 from atrl.rl.config import TrainConfig, save_config
 from atrl.rl.distributed import data_parallel, interleave
+from atrl.rl.key_relay import KeyRelay, relay_metrics
 from atrl.rl.loss import LossStats
 from atrl.rl.metrics import MetricsLog, compaction_warning, mismatch_metrics, rollout_metrics, row_metrics
 from atrl.rl.reward_source import RewardSource, SyntheticScorer
@@ -199,6 +200,14 @@ def _check_knowledge(config: TrainConfig, knowledge: Any, train_ids: list[str] |
 def _make_reward_source(config: TrainConfig) -> RewardSource:
     if config.reward == "synthetic":
         return SyntheticScorer(config.synthetic_targets, config.synthetic_saturation)
+    if config.reward == "key_relay":
+        if config.kb:
+            raise UsageError("reward key_relay is its own knowledge hook: it cannot run beside the knowledge base",
+                             "set kb: false")
+        if not config.agent_config().kb:
+            raise UsageError("reward key_relay shows its keys through the agent's knowledge text, which agent.kb=false turns off",
+                             "set agent.kb: true (the default)")
+        return KeyRelay(config.key_relay_spread, config.key_relay_bonus, config.key_relay_length, config.seed)
     import os
 
     from atrl.harness.api import Harness
@@ -259,7 +268,8 @@ class Trainer:
         self.reward_source = reward_source if reward_source is not None else _make_reward_source(config)
         train_ids = _read_split(config).ids("train") if config.split else None
         if knowledge is None:
-            knowledge = _make_knowledge(config, policy, train_ids)
+            knowledge = (self.reward_source if isinstance(self.reward_source, KeyRelay)
+                         else _make_knowledge(config, policy, train_ids))
         _check_knowledge(config, knowledge, train_ids)
         self.knowledge = knowledge
         temperature = config.agent_config().temperature
@@ -308,6 +318,8 @@ class Trainer:
         from atrl.agent.episode import run_episodes
 
         timed = _TimedPolicy(self.policy)
+        if isinstance(self.reward_source, KeyRelay):
+            self.reward_source.begin_step(step)  # this step's keys
         seed = self.config.seed * 100_000 + step * 1_000 + self.dp.rank * 10_000_000
         agent_config = self.config.agent_config(seed=seed)
         self.model.eval()
@@ -427,6 +439,8 @@ class Trainer:
         record |= rollout_metrics(step_trajectories)
         record |= row_metrics(step_rows, len(step_trajectories) // self.config.group_size)
         record |= mismatch_metrics(step_rows)
+        if isinstance(self.reward_source, KeyRelay):
+            record |= relay_metrics(self.reward_source, step_trajectories)
         record |= stats.means()
         record["grad_norm"] = grad_norm
         record |= moved
