@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The credit experiment (docs/experiments/atrl-vs-grpo.md), one command per phase:
+#   scripts/experiment_credit.sh relay          tier 2: every arm x spread x seed of the key-relay
+#                                               environment, PARALLEL runs at a time on one GPU  -> $ROOT/<arm>-x<spread>-s<seed>
+#   scripts/experiment_credit.sh relay-summary  per-seed areas under the relay curve, tests, plot -> $ROOT/summary
+# Arms: seg (atrl, segment credit), traj (atrl, trajectory credit: same baseline and scale),
+# grpo, and the negative controls seg1 / traj1 (max_segments 1: one segment, where the two credits
+# coincide). Every phase resumes: finished runs are skipped, unfinished ones continue.
+# Settings: ROOT (runs/credit-relay), ARMS ("seg traj"), SPREADS ("0 1.0"), SEEDS ("0 1 2 3 4 5"),
+# STEPS (40), PARALLEL (8), PY (python3), TRAIN_SET (more key=value overrides for every run).
+# CPU smoke run (tiny random model):
+#   ROOT=runs/relay-cpu SEEDS=0 STEPS=2 PARALLEL=2 TRAIN_SET="model=tiny-random:0 bf16=false \
+#     agent.context_budget=1200 agent.max_response_tokens=6 agent.summary_tokens=6 group_size=2 tasks_per_step=2 \
+#     agent.platform=interpreter" scripts/experiment_credit.sh relay
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=${ROOT:-runs/credit-relay}
+ARMS=${ARMS:-seg traj}
+SPREADS=${SPREADS:-0 1.0}
+SEEDS=${SEEDS:-0 1 2 3 4 5}
+STEPS=${STEPS:-40}
+PARALLEL=${PARALLEL:-8}
+PY=${PY:-python3}
+TRAIN_SET=${TRAIN_SET:-}
+CONFIG=configs/experiment-credit-relay.yaml
+mkdir -p "$ROOT"
+
+trap 'status=$?; kill $(jobs -p) 2>/dev/null || true; exit $status' EXIT
+trap 'exit 130' INT TERM
+
+arm_set() {  # the overrides that make an arm
+    case "$1" in
+        seg) echo "estimator=atrl credit=segment" ;;
+        traj) echo "estimator=atrl credit=trajectory" ;;
+        grpo) echo "estimator=grpo credit=trajectory" ;;
+        seg1) echo "estimator=atrl credit=segment agent.max_segments=1" ;;
+        traj1) echo "estimator=atrl credit=trajectory agent.max_segments=1" ;;
+        *) echo "unknown arm $1 (seg, traj, grpo, seg1, traj1)" >&2; return 2 ;;
+    esac
+}
+
+done_steps() {  # steps recorded in a run's metrics (a run without checkpoints restarts from step 0)
+    local n=0
+    [ -f "$1/metrics.jsonl" ] && n=$(grep -c . "$1/metrics.jsonl" || true)
+    echo "${n:-0}"
+}
+
+one_run() {  # one_run ARM SPREAD SEED
+    local run="$ROOT/$1-x$2-s$3" sets=() kv
+    for kv in $(arm_set "$1") "key_relay_spread=$2" "seed=$3" "steps=$STEPS" $TRAIN_SET; do sets+=(--set "$kv"); done
+    $PY -m atrl train --config "$CONFIG" "${sets[@]}" --out "$run" >> "$run.log" 2>&1 \
+        || { echo "[relay] FAILED $run (see $run.log)"; tail -5 "$run.log"; return 1; }
+    echo "[relay] done $run"
+}
+
+relay() {
+    for arm in $ARMS; do arm_set "$arm" > /dev/null; done  # unknown arms fail before anything runs
+    local failed=0 running=0
+    for seed in $SEEDS; do for spread in $SPREADS; do for arm in $ARMS; do
+        local run="$ROOT/$arm-x$spread-s$seed"
+        if [ "$(done_steps "$run")" -ge "$STEPS" ]; then echo "[relay] finished: $run"; continue; fi
+        echo "[relay] $run"
+        one_run "$arm" "$spread" "$seed" &
+        running=$((running + 1))
+        if [ "$running" -ge "$PARALLEL" ]; then wait -n || failed=1; running=$((running - 1)); fi
+    done; done; done
+    while [ "$running" -gt 0 ]; do wait -n || failed=1; running=$((running - 1)); done
+    return $failed
+}
+
+case "${1:-}" in
+    relay) relay ;;
+    relay-summary) $PY benchmarks/credit_relay_summary.py --runs "$ROOT" --out "$ROOT/summary" ;;
+    *) sed -n '2,14p' "$0"; exit 2 ;;
+esac
