@@ -64,6 +64,7 @@ class Footprint:
     timed: bool
     method: Method
     reason: str = ""
+    output_elements: int | None = None  # of the largest output tensor; None: bounded by its bytes
 
     @property
     def known(self) -> bool:
@@ -91,7 +92,9 @@ class Footprint:
         held = 2 * self.parameters + self.parameters64 + self.inputs_all + self.inputs + self.outputs
         mutation_masks = 3 * self.largest_input_elements  # (a == b), isnan(a) & isnan(b), their |
         # the comparison's buffers: one chunk, or the whole value when smaller (bytes bound elements)
-        compare = COMPARE_BYTES_PER_ELEMENT * min(COMPARE_CHUNK_ELEMENTS, max(self.outputs, self.inputs))
+        compared = max(self.outputs, self.inputs) if self.output_elements is None else max(
+            self.output_elements, self.largest_input_elements)
+        compare = COMPARE_BYTES_PER_ELEMENT * min(COMPARE_CHUNK_ELEMENTS, compared)
         after_call = max(self.forward_temporaries, mutation_masks, compare)
         # the candidate's call: its copy of the inputs, its previous (poisoned) output and the new one
         candidate = self.inputs + 2 * self.outputs

@@ -57,13 +57,15 @@ class LiveBytes(TorchDispatchMode):
         return out
 
 
-def _forward_on_meta(model: torch.nn.Module, inputs: list) -> tuple[int, int]:
-    """(output bytes, temporaries beyond the output) of `model(*inputs)` on meta tensors."""
+def _forward_on_meta(model: torch.nn.Module, inputs: list) -> tuple[int, int, int]:
+    """(output bytes, temporaries beyond the output, elements of the largest output tensor) of
+    `model(*inputs)` on meta tensors."""
     tracker = LiveBytes()
     with torch.no_grad(), tracker:
         output = model(*inputs)
     output_bytes = sum(_tensor_bytes(t) for t in _tensors(output))
-    return output_bytes, max(0, tracker.peak - output_bytes)
+    largest = max((t.numel() for t in _tensors(output)), default=0)
+    return output_bytes, max(0, tracker.peak - output_bytes), largest
 
 
 def _model_bytes(model: torch.nn.Module) -> tuple[int, int]:
@@ -94,17 +96,18 @@ def estimate_module(task_module: types.ModuleType, multi_case: bool, dtype: torc
         model = model.to(device=META, dtype=dtype).eval()
         parameters, parameters64 = _model_bytes(model)
         model64 = copy.deepcopy(model).double()  # meta tensors: the copy allocates nothing
-        outputs = outputs64 = temporaries = temporaries64 = 0
+        outputs = outputs64 = temporaries = temporaries64 = output_elements = 0
         for case in cases:
-            out_bytes, temp = _forward_on_meta(model, case)
-            out64_bytes, temp64 = _forward_on_meta(model64, double_inputs(case))
+            out_bytes, temp, elements = _forward_on_meta(model, case)
+            out64_bytes, temp64, _ = _forward_on_meta(model64, double_inputs(case))
+            output_elements = max(output_elements, elements)
             outputs, temporaries = max(outputs, out_bytes), max(temporaries, temp)
             outputs64, temporaries64 = max(outputs64, out64_bytes), max(temporaries64, temp64)
     except Exception as exc:  # noqa: BLE001 - the conservative rule of the module docstring
         return Footprint(inputs, inputs_all, inputs64, inputs, inputs64, inputs, inputs64, 0, 0, largest, timed,
                          "meta-inputs", f"the reference does not run on meta: {type(exc).__name__}: {exc}"[:300])
     return Footprint(inputs, inputs_all, inputs64, outputs, outputs64, temporaries, temporaries64,
-                     parameters, parameters64, largest, timed, "meta")
+                     parameters, parameters64, largest, timed, "meta", output_elements=output_elements)
 
 
 def estimate_task(task, preset: str | None, timed: bool) -> Footprint:

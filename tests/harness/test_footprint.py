@@ -88,6 +88,9 @@ def get_init_inputs():
 def test_builtin_tasks_at_their_presets():
     relu = estimate_task(get_task("builtin/relu"), "small", timed=False)
     assert (relu.method, relu.inputs, relu.outputs, relu.inputs64) == ("meta", 4096 * 4, 4096 * 4, 4096 * 8)
+    i = 4096 * 4
+    # held (3 i) + float64 (4 i) + candidate side (3 i) + the comparison of 4096 elements at once
+    assert relu.output_elements == 4096 and relu.peak == 10 * i + COMPARE_BYTES_PER_ELEMENT * 4096
     full = estimate_task(get_task("builtin/relu"), "full", timed=True)
     assert full.inputs == (1 << 26) * 4 and full.outputs64 == (1 << 26) * 8
     bmm = get_task("builtin/bmm")
