@@ -93,15 +93,18 @@ class JobMemory:
         return {"enforced_bytes": self.allowance, "peak_bytes": self.peak_bytes()}
 
 
-def enforce(budget: MemoryBudget | None, address_space_baseline: int | None) -> JobMemory | None:
+def enforce(budget: MemoryBudget | None, on_gpu: bool, address_space_baseline: int | None) -> JobMemory | None:
     """Apply `budget` to this worker for the next job (None: leave the limits as they are).
-    `address_space_baseline` is the configured RLIMIT_AS on CPU workers (None on GPU workers)."""
+    `on_gpu`: a GPU worker; `address_space_baseline`: the configured RLIMIT_AS of a CPU worker
+    (None: no address-space limit, so none is set per job either)."""
     global CURRENT
     CURRENT = budget
     if budget is None:
         return None
     torch = sys.modules.get("torch")
-    if address_space_baseline is None and torch is not None and torch.cuda.is_available():
+    if on_gpu:
+        if torch is None or not torch.cuda.is_available():
+            return JobMemory(None, on_gpu=False)
         total = torch.cuda.get_device_properties(0).total_memory
         torch.cuda.set_per_process_memory_fraction(min(1.0, budget.allowance / total))
         torch.cuda.reset_peak_memory_stats()

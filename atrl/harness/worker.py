@@ -247,12 +247,12 @@ def isolate_network() -> bool:
         return False
 
 
-def isolation_measures(limits: WorkerLimits, network_namespace: bool) -> dict[str, Any]:
+def isolation_measures(limits: WorkerLimits, network_namespace: bool, on_gpu: bool = False) -> dict[str, Any]:
     """The isolation in effect in this worker, for the pool to report (with the free memory of
     its device, which the pool admits jobs against)."""
     from atrl.harness.memory_limits import device_free_bytes
 
-    return {"device_free_bytes": device_free_bytes(limits.address_space is None),"scrubbed_environment": True, "private_tmpdir": os.getcwd(), "network_namespace": network_namespace,
+    return {"device_free_bytes": device_free_bytes(on_gpu),"scrubbed_environment": True, "private_tmpdir": os.getcwd(), "network_namespace": network_namespace,
             "address_space_bytes": limits.address_space, "file_size_bytes": limits.file_size,
             "processes": limits.processes, "die_with_parent": sys.platform.startswith("linux"),
             "gpu_memory_fraction": limits.gpu_memory_fraction}
@@ -278,13 +278,14 @@ def _release_device_memory() -> None:
         torch.cuda.empty_cache()
 
 
-def _run_job(conn: Connection, runner: Any, timing_lock: Any, job: tuple, limits: WorkerLimits) -> bool:
+def _run_job(conn: Connection, runner: Any, timing_lock: Any, job: tuple, config: WorkerConfig) -> bool:
     """Run one job under its memory budget and send its outcome (after its memory report).
     Returns False when the worker must exit afterwards."""
     from atrl.harness import memory_limits
 
     _, job_id, task, code, options, exclusive, budget = job
-    job_memory = memory_limits.enforce(budget, limits.address_space)
+    # a GPU worker is one with a device timing lock (the pool gives one to every GPU worker)
+    job_memory = memory_limits.enforce(budget, config.timing_lock_path is not None, config.limits.address_space)
     current = ["compile"]
     device_lock = timing_lock
     if isinstance(device_lock, DeviceTimingLock):
@@ -339,7 +340,8 @@ def serve(conn: Connection) -> None:
     runner = load_runner(config.runner)
     cap_gpu_memory(config.limits.gpu_memory_fraction)
     timing_lock = DeviceTimingLock(config.timing_lock_path) if config.timing_lock_path else NoTimingLock()
-    conn.send(("ready", os.getpid(), isolation_measures(config.limits, network_namespace)))
+    conn.send(("ready", os.getpid(), isolation_measures(config.limits, network_namespace,
+                                                                   config.timing_lock_path is not None)))
     while True:
         try:
             message = conn.recv()
@@ -350,7 +352,7 @@ def serve(conn: Connection) -> None:
 
             conn.send(("footprint", estimate_task(*message[1:])))
             _release_device_memory()
-        elif message[0] != "job" or not _run_job(conn, runner, timing_lock, message, config.limits):
+        elif message[0] != "job" or not _run_job(conn, runner, timing_lock, message, config):
             return
 
 

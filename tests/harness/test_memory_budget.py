@@ -131,3 +131,23 @@ def test_a_task_whose_float64_copy_does_not_fit_is_bounded_in_slices_and_still_c
     assert right.ok and right.memory["float64_sliced"] and right.memory["alone"]
     assert right.correctness.relative_error_vs_fp64 is not None and right.correctness.relative_error_vs_fp64 < 1e-6
     assert downgraded.error_class == "correctness:precision" and downgraded.memory["float64_sliced"]
+
+
+def test_a_gpu_jobs_cap_is_its_allowance_as_a_share_of_the_device(monkeypatch):
+    import types
+
+    import torch
+
+    from atrl.harness import memory_limits
+
+    fractions = []
+    monkeypatch.setattr(memory_limits, "CURRENT", None)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda i: types.SimpleNamespace(total_memory=100 * GIB))
+    monkeypatch.setattr(torch.cuda, "set_per_process_memory_fraction", lambda f, *a, **k: fractions.append(f))
+    monkeypatch.setattr(torch.cuda, "reset_peak_memory_stats", lambda *a, **k: None)
+    budget = MemoryBudget(estimate=20 * GIB, allowance=26 * GIB)
+    job = memory_limits.enforce(budget, on_gpu=True, address_space_baseline=None)
+    assert fractions == [0.26] and job.allowance == 26 * GIB and memory_limits.current_budget() is budget
+    alone = memory_limits.enforce(MemoryBudget(estimate=150 * GIB, allowance=120 * GIB, alone=True), True, None)
+    assert fractions[-1] == 1.0 and alone.allowance == 100 * GIB
