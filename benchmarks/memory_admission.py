@@ -14,6 +14,7 @@ On the interpreter the tasks run at their `small` preset (the same kernels, redu
 Examples:
   python benchmarks/memory_admission.py --backend cuda
   python benchmarks/memory_admission.py --backend interpreter --copies 2
+  python benchmarks/memory_admission.py --plan-only --kernelbench PATH/TO/KernelBench/KernelBench
 """
 
 from __future__ import annotations
@@ -266,6 +267,34 @@ def print_plan(tasks: dict[str, tuple[Task, str]], preset: str | None, capacity_
               f"{size_text(footprint.peak_sliced)} | {size_text(budget.allowance)} | {how} |")
 
 
+OLD_CAP = int(0.25 * 139.8 * (1 << 30))  # the fixed per-worker share of an H200 this replaces
+
+
+def print_kernelbench_plan(folder: Path, capacity_gib: float | None, top: int = 12) -> None:
+    """How many KernelBench level-1/2 tasks measure on meta, exceed the old per-worker cap, or
+    would run alone; then the largest footprints."""
+    from atrl.harness.admission import CAPACITY_MARGIN, plan_budget
+    from atrl.harness.meta_estimate import estimate_task
+    from atrl.tasks.registry import load_suite
+
+    capacity = int((capacity_gib or 139.8 * (1 - CAPACITY_MARGIN)) * (1 << 30))
+    tasks = [t for t in load_suite("kernelbench", folder).tasks if t.level in (1, 2)]
+    rows = []
+    for task in tasks:
+        footprint = estimate_task(task, None, timed=True)
+        rows.append((task, footprint, plan_budget(footprint, capacity)))
+    on_meta = sum(f.method == "meta" for _, f, _ in rows)
+    over = sum(f.peak > OLD_CAP for _, f, _ in rows)
+    alone = sum(b.alone for _, _, b in rows)
+    print(f"{len(rows)} tasks: {on_meta} measured on meta, {over} above the old {size_text(OLD_CAP)} cap, "
+          f"{alone} would run alone on {size_text(capacity)}\n")
+    print("| task | footprint | allowance | ran |")
+    print("|---|---:|---:|---|")
+    for task, footprint, budget in sorted(rows, key=lambda r: -r[1].peak)[:top]:
+        how = "alone" if budget.alone else "shared"
+        print(f"| {task.id} | {size_text(footprint.peak)} | {size_text(budget.allowance)} | {how} |")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--backend", default="auto", help="auto | cuda | interpreter")
@@ -282,8 +311,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plan-only", action="store_true",
                         help="judge nothing: print each task's footprint (meta device) and the budget it would get "
                              "on a device of --memory-capacity-gib (default: an H200's 139.8 GiB less the margin)")
+    parser.add_argument("--kernelbench", type=Path, default=None,
+                        help="with --plan-only: plan every level-1/2 task of a KernelBench checkout (its KernelBench/ "
+                             "folder) at its default sizes instead of the synthetic tasks")
     args = parser.parse_args(argv)
 
+    if args.plan_only and args.kernelbench is not None:
+        print_kernelbench_plan(args.kernelbench, args.memory_capacity_gib)
+        return 0
     tasks = kernelbench_sized_tasks()
     if args.plan_only:
         print_plan(tasks, args.preset, args.memory_capacity_gib)

@@ -114,7 +114,7 @@ class Footprint:
         return peak
 
     def parts_text(self) -> str:
-        """The main parts in GiB, for messages: "inputs 6.00 GiB, outputs 6.00 GiB, ..."."""
+        """The main parts, for messages: "inputs 6.00 GiB, outputs 6.00 GiB, ..."."""
         if not self.known:
             return f"unknown ({self.reason})" if self.reason else "unknown"
         parts = [("inputs", self.inputs), ("outputs", self.outputs),
