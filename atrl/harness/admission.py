@@ -80,6 +80,7 @@ class DeviceAdmission:
         self._in_use = 0
         self._admitted = 0
         self._alone = False
+        self._closed = False
         self.peak_admitted = 0  # the most jobs ever admitted at once (for reports)
 
     @property
@@ -98,23 +99,31 @@ class DeviceAdmission:
         return self._in_use + budget.allowance <= self.capacity
 
     def acquire(self, budget: MemoryBudget, timeout: float | None = None) -> bool:
-        """Wait until the job may run on the device; False when `timeout` seconds passed first."""
+        """Wait until the job may run on the device; False when `timeout` seconds passed first
+        or the admission was closed."""
         with self._cond:
             ticket = self._tickets
             self._tickets += 1
             self._waiting.append(ticket)
             try:
-                ok = self._cond.wait_for(lambda: self._waiting[0] == ticket and self._fits(budget), timeout)
+                ok = self._cond.wait_for(
+                    lambda: self._closed or (self._waiting[0] == ticket and self._fits(budget)), timeout)
             finally:
                 self._waiting.remove(ticket)
                 self._cond.notify_all()
-            if not ok:
+            if not ok or self._closed:
                 return False
             self._admitted += 1
             self._in_use += budget.allowance
             self._alone = budget.alone
             self.peak_admitted = max(self.peak_admitted, self._admitted)
             return True
+
+    def close(self) -> None:
+        """Wake every waiting job with a refusal (the pool is closing); later acquires fail too."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
 
     def release(self, budget: MemoryBudget) -> None:
         with self._cond:

@@ -233,6 +233,9 @@ class WorkerPool:
                 return
             self._closed = True
             workers = list(self._workers.values())
+            admissions = [a for a in self._admissions.values() if a is not None]
+        for admission in admissions:
+            admission.close()
         while True:
             try:
                 job = self._queue.get_nowait()
@@ -368,6 +371,8 @@ class WorkerPool:
         if job.budget.alone and self.gpus:
             job.exclusive = True
         if not admission.acquire(job.budget, timeout=self.timeouts.device_wait):
+            if self._closed:
+                raise PoolClosedError("the worker pool was closed")
             return self._own_verdict(job, "compile", "timeout", f"waited more than {self.timeouts.device_wait:g} s "
                                      "for the device's memory, which other jobs kept busy (not this candidate's "
                                      "fault: judge it again)", {})

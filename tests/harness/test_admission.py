@@ -116,3 +116,15 @@ def test_budget_is_the_estimate_times_the_slack_when_it_fits_and_alone_sliced_wh
 def test_unknown_or_approximate_footprints_run_alone_with_the_whole_device(footprint):
     budget = plan_budget(footprint, 50 * GIB)
     assert budget.alone and budget.allowance == 50 * GIB
+
+
+def test_closing_wakes_a_waiting_job_with_a_refusal():
+    admission = DeviceAdmission(4 * GIB)
+    assert admission.acquire(_budget(3))
+    results = []
+    waiter = threading.Thread(target=lambda: results.append(admission.acquire(_budget(3), timeout=30)))
+    waiter.start()
+    time.sleep(0.1)
+    admission.close()
+    waiter.join(timeout=5)
+    assert not waiter.is_alive() and results == [False]

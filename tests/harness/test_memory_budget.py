@@ -151,3 +151,23 @@ def test_a_gpu_jobs_cap_is_its_allowance_as_a_share_of_the_device(monkeypatch):
     assert fractions == [0.26] and job.allowance == 26 * GIB and memory_limits.current_budget() is budget
     alone = memory_limits.enforce(MemoryBudget(estimate=150 * GIB, allowance=120 * GIB, alone=True), True, None)
     assert fractions[-1] == 1.0 and alone.allowance == 100 * GIB
+
+
+def test_closing_the_pool_fails_a_job_that_waits_for_memory_at_once():
+    import time
+
+    from atrl.harness.pool import PoolClosedError
+
+    small = get_task("builtin/relu")
+    pool = _pool(2, 1536 << 20)  # room for one small job's allowance (1 GiB + its estimate) at a time
+    first = pool.submit(small, "sleep 30", SMALL)
+    waiting = pool.submit(small, "ok", SMALL)
+    time.sleep(8)  # both workers started; the second job waits for memory
+    assert not waiting.done()
+    start = time.monotonic()
+    pool.close()
+    with pytest.raises(PoolClosedError):
+        waiting.result(timeout=20)
+    with pytest.raises(PoolClosedError):
+        first.result(timeout=20)
+    assert time.monotonic() - start < 20
