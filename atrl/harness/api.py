@@ -68,7 +68,9 @@ class Harness:
     `{"compile": 60, "correctness": 60, "profile": 120}`. compute_policy: override the tasks'
     own ("strict" | "partial"). limits: worker resource limits. runner: the worker's job
     function ("module:function"); only tests replace the real judge. gpus: indices of the
-    visible GPUs the workers may use (default: all).
+    visible GPUs the workers may use (default: all). memory_capacity: bytes per device that jobs
+    are admitted against by their memory allowances (default: the device's free memory less a
+    margin; see `atrl.harness.admission`).
     """
 
     def __init__(self, backend: str = "auto", workers: int | None = None, trials: int = 5, timed_calls: int = 100,
@@ -78,7 +80,7 @@ class Harness:
                  warmup_calls: int = 10, seed: int = 0, coverage_threshold: float = 0.5,
                  compute_policy: str | None = None, limits: WorkerLimits | None = None,
                  runner: str = DEFAULT_RUNNER, runner_sys_path: tuple[str, ...] = (),
-                 gpus: Sequence[int] | None = None) -> None:
+                 gpus: Sequence[int] | None = None, memory_capacity: int | None = None) -> None:
         from atrl.backends import resolve_backend
         from atrl.harness.judge import JudgeOptions
 
@@ -105,6 +107,7 @@ class Harness:
         self.limits = limits
         self.runner = runner
         self.runner_sys_path = tuple(runner_sys_path)
+        self.memory_capacity = memory_capacity
         self._pool: WorkerPool | None = None
         self._pool_lock = threading.Lock()
         self._versions: dict[str, str] | None = None
@@ -228,7 +231,7 @@ class Harness:
                 self._pool = WorkerPool(
                     self.backend.name, self.device, self.workers, backend_env=self.backend.worker_env(),
                     gpus=self.gpus, stage_timeouts=self.stage_timeouts, limits=self.limits,
-                    runner=self.runner, sys_path=self.runner_sys_path)
+                    runner=self.runner, sys_path=self.runner_sys_path, memory_capacity=self.memory_capacity)
             return self._pool
 
 

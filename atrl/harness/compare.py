@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 
 import torch
 
+from atrl.harness.footprint import COMPARE_CHUNK_ELEMENTS
+
 
 @dataclass
 class Mismatch:
@@ -69,9 +71,18 @@ def _index(flat_index: int, shape: torch.Size) -> list[int]:
     return list(reversed(index))
 
 
+def _flat_chunks(*tensors: torch.Tensor, chunk: int):
+    """(offset, float64 slices of each flattened tensor) for consecutive chunks of `chunk` elements,
+    so a comparison never holds more than one chunk of float64 copies."""
+    flats = [t.detach().reshape(-1) for t in tensors]
+    for start in range(0, flats[0].numel(), chunk):
+        yield start, [f[start:start + chunk].to(torch.float64) for f in flats]
+
+
 def compare_tensor(ref: torch.Tensor, cand: torch.Tensor, atol: float, rtol: float,
-                   name: str = "output") -> tuple[Mismatch | None, OutputErrors]:
-    """Shape, dtype, NaN/Inf where the reference is finite, then allclose(atol, rtol)."""
+                   name: str = "output", chunk: int = COMPARE_CHUNK_ELEMENTS) -> tuple[Mismatch | None, OutputErrors]:
+    """Shape, dtype, NaN/Inf where the reference is finite, then allclose(atol, rtol). Computed in
+    chunks of `chunk` elements (the statistics do not depend on it)."""
     errors = OutputErrors()
     if tuple(cand.shape) != tuple(ref.shape):
         return Mismatch("correctness:shape", f"{name} shape {tuple(cand.shape)}, expected {tuple(ref.shape)}"), errors
@@ -79,26 +90,36 @@ def compare_tensor(ref: torch.Tensor, cand: torch.Tensor, atol: float, rtol: flo
         return Mismatch("correctness:dtype", f"{name} dtype {cand.dtype}, expected {ref.dtype}"), errors
     if cand.numel() == 0:
         return None, errors
-    r = ref.detach().to(torch.float64)
-    c = cand.detach().to(torch.float64)
-    bad_values = ~torch.isfinite(c) & torch.isfinite(r)
-    close = torch.isclose(c, r, atol=atol, rtol=rtol, equal_nan=True)
-    diff = (c - r).abs()
-    finite = torch.isfinite(diff)
-    errors.max_abs_error = float(diff[finite].max()) if bool(finite.any()) else float("inf")
-    rel = diff / r.abs().clamp_min(torch.finfo(torch.float64).tiny)
-    rel_finite = torch.isfinite(rel) & (r != 0)
-    errors.max_rel_error = float(rel[rel_finite].max()) if bool(rel_finite.any()) else 0.0
-    wrong = bad_values | ~close
-    count = int(wrong.sum())
-    errors.mismatch_fraction = count / wrong.numel()
-    if count:
-        flat = int(wrong.reshape(-1).nonzero()[0, 0])
+    max_abs, max_rel, any_finite, count, bad_count = 0.0, 0.0, False, 0, 0
+    first: tuple[int, float, float] | None = None
+    for start, (r, c) in _flat_chunks(ref, cand, chunk=chunk):
+        bad_values = ~torch.isfinite(c) & torch.isfinite(r)
+        close = torch.isclose(c, r, atol=atol, rtol=rtol, equal_nan=True)
+        diff = (c - r).abs()
+        finite = torch.isfinite(diff)
+        if bool(finite.any()):
+            any_finite = True
+            max_abs = max(max_abs, float(diff[finite].max()))
+        rel = diff / r.abs().clamp_min(torch.finfo(torch.float64).tiny)
+        rel_finite = torch.isfinite(rel) & (r != 0)
+        if bool(rel_finite.any()):
+            max_rel = max(max_rel, float(rel[rel_finite].max()))
+        wrong = bad_values | ~close
+        chunk_count = int(wrong.sum())
+        count += chunk_count
+        bad_count += int(bad_values.sum())
+        if chunk_count and first is None:
+            at = int(wrong.nonzero()[0, 0])
+            first = (start + at, c[at].item(), r[at].item())
+    errors.max_abs_error = max_abs if any_finite else float("inf")
+    errors.max_rel_error = max_rel
+    errors.mismatch_fraction = count / ref.numel()
+    if first is not None:
+        flat, got, expected = first
         errors.first_mismatch_index = _index(flat, ref.shape)
-        got, expected = c.reshape(-1)[flat].item(), r.reshape(-1)[flat].item()
         where = f"first at index {errors.first_mismatch_index}: got {got:.6g}, expected {expected:.6g}"
-        if bool(bad_values.any()):
-            share = int(bad_values.sum()) / bad_values.numel()
+        if bad_count:
+            share = bad_count / ref.numel()
             return Mismatch("correctness:nan",
                             f"{name} has NaN/Inf where the reference is finite ({share:.1%} of elements); {where}"), errors
         return Mismatch(
@@ -109,16 +130,27 @@ def compare_tensor(ref: torch.Tensor, cand: torch.Tensor, atol: float, rtol: flo
     return None, errors
 
 
-def relative_error(out: torch.Tensor, ref64: torch.Tensor) -> float:
+def error_norms(out: torch.Tensor, ref64: torch.Tensor, chunk: int = COMPARE_CHUNK_ELEMENTS) -> tuple[float, float]:
+    """(‖out − ref64‖₂², ‖ref64‖₂²) over the elements where the float64 reference is finite, in
+    chunks; squared norms add up over slices, so a bound can be computed slice by slice."""
+    num = den = 0.0
+    for _, (r, o) in _flat_chunks(ref64, out, chunk=chunk):
+        finite = torch.isfinite(r)
+        r, o = r[finite], o[finite]
+        num += float(torch.sum((o - r) ** 2))
+        den += float(torch.sum(r * r))
+    return num, den
+
+
+def norms_ratio(num: float, den: float) -> float:
+    """√num / √den of squared norms (the absolute norm when the reference is all zeros)."""
+    return num ** 0.5 / den ** 0.5 if den > 0 else num ** 0.5
+
+
+def relative_error(out: torch.Tensor, ref64: torch.Tensor, chunk: int = COMPARE_CHUNK_ELEMENTS) -> float:
     """‖out − ref64‖₂ / ‖ref64‖₂ over the elements where the float64 reference is finite
     (the absolute norm when the reference is all zeros)."""
-    r = ref64.detach().to(torch.float64)
-    o = out.detach().to(torch.float64)
-    finite = torch.isfinite(r)
-    r, o = r[finite], o[finite]
-    num = float(torch.linalg.vector_norm(o - r))
-    den = float(torch.linalg.vector_norm(r))
-    return num / den if den > 0 else num
+    return norms_ratio(*error_norms(out, ref64, chunk))
 
 
 def check_precision(ref: torch.Tensor, cand: torch.Tensor, ref64: torch.Tensor, bound: float,
@@ -131,14 +163,21 @@ def check_precision(ref: torch.Tensor, cand: torch.Tensor, ref64: torch.Tensor, 
     if not cand.is_floating_point() or not ref64.is_floating_point() or cand.numel() == 0:
         return None, None
     err = relative_error(cand, ref64)
-    allowed = max(bound, 8 * relative_error(ref, ref64))
+    return precision_failure(err, relative_error(ref, ref64), bound, ref.dtype, name), err
+
+
+def precision_failure(err: float, reference_err: float, bound: float, dtype: torch.dtype,
+                      name: str = "output") -> Mismatch | None:
+    """The precision check on relative errors already computed (whole, or summed over slices):
+    the candidate's `err` and the task-dtype reference's own `reference_err` against float64."""
+    allowed = max(bound, 8 * reference_err)
     if err > allowed:
         return Mismatch(
             "correctness:precision",
             f"precision downgrade: {name} has relative error {err:.3g} against a float64 reference, "
-            f"above the bound {allowed:.3g} for {ref.dtype} (computed in lower precision, e.g. fp16/bf16/TF32?)",
-        ), err
-    return None, err
+            f"above the bound {allowed:.3g} for {dtype} (computed in lower precision, e.g. fp16/bf16/TF32?)",
+        )
+    return None
 
 
 def compare_outputs(reference, candidate, reference64, atol: float, rtol: float,

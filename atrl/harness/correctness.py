@@ -9,7 +9,8 @@ then the inputs after the call are part of the result, and the candidate's are c
 the reference's like outputs (same tolerances, same float64 precision bound). The `trials`
 regular trials draw from the task's `get_inputs()`; two more replace floating inputs with
 standard-normal draws (×1, ×10), skipped where the reference is not finite on them, with atol
-scaled by the output's magnitude.
+scaled by the output's magnitude. When the job's memory budget cannot hold the whole float64
+copy, the float64 bound is computed in slices of the batch (`float64_slices`).
 """
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ from torch import nn
 
 from atrl.backends.base import Backend
 from atrl.harness.compare import Mismatch, as_tensor_list, compare_inputs, compare_outputs
+from atrl.harness.float64_slices import sliced_precision
 from atrl.harness.inputs import Inputs, copy_inputs, double_inputs, input_cases, inputs_equal, widen_inputs
 from atrl.harness.launch_hook import count_launches
 from atrl.harness.loading import LoadedModels, seed_everything
+from atrl.harness.memory_limits import current_budget
 from atrl.harness.trace import StageFailure, is_cuda_error, trim_exception
 from atrl.harness.verdict import CorrectnessStats
 from atrl.tasks.task import Task
@@ -144,6 +147,8 @@ def run_trials(task: Task, models: LoadedModels, backend: Backend, runner: Candi
     atol, rtol = task.tolerances()
     bound = task.relative_error_bound()
     ref64_model = reference64(models.reference)
+    budget = current_budget()
+    sliced = budget is not None and budget.float64_sliced and not task.reference_mutates_inputs
     for plan in trial_plans(trials, seed):
         seed_everything(plan.seed)
         cases = input_cases(models.task_module, task.multi_case, backend.device, dtype)
@@ -161,16 +166,21 @@ def run_trials(task: Task, models: LoadedModels, backend: Backend, runner: Candi
                 stats.skipped.append(f"{plan.label}: the reference is not finite on these inputs")
                 skipped = True
                 break
-            ref64_call = _call(ref64_model, double_inputs(inputs))
+            # a budget too small for the whole float64 copy: the bound is computed in slices below
+            ref64_call = Call(inputs, None) if sliced else _call(ref64_model, double_inputs(inputs))
             cand_inputs = copy_inputs(inputs)
             sizes = [t.numel() * t.element_size() for t in as_tensor_list(ref_call.output) or []]
             try:
                 cand_out, launches = runner(cand_inputs, sizes)
             except Exception as exc:  # the candidate's own error, reported trimmed
                 raise _runtime_failure(exc, models.candidate_file, label) from exc
-            trial_atol = atol if plan.wide_scale is None else atol * output_scale(ref64_call.output)
+            scale_source = ref_call if sliced else ref64_call
+            trial_atol = atol if plan.wide_scale is None else atol * output_scale(scale_source.output)
             failure = check_trial(task, inputs, ref_call, ref64_call, Call(cand_inputs, cand_out), launches,
                                   trial_atol, rtol, bound, stats)
+            if failure is None and sliced:
+                failure = _sliced_bound(models, ref64_model, inputs, ref_call, cand_out, bound, trial_atol, rtol,
+                                        stats, label)
             if failure is not None:
                 if plan.wide_scale is not None and failure.error_class in _WIDE_CLASSES:
                     failure = Mismatch("correctness:wide-inputs",
@@ -179,6 +189,18 @@ def run_trials(task: Task, models: LoadedModels, backend: Backend, runner: Candi
                 raise StageFailure(failure.error_class, f"{label}: {failure.message}")
         if not skipped:
             stats.passed += 1
+
+
+def _sliced_bound(models: LoadedModels, ref64_model: nn.Module, inputs: Inputs, ref_call: Call, cand_out,
+                  bound: float, atol: float, rtol: float, stats: CorrectnessStats, label: str) -> Mismatch | None:
+    """The float64 bound slice by slice (`float64_slices`); a skipped bound is recorded in `stats`."""
+    failure, err, skipped = sliced_precision(models.reference, ref64_model, inputs, ref_call.output, cand_out,
+                                             bound, atol, rtol)
+    if skipped is not None and skipped not in stats.skipped:
+        stats.skipped.append(skipped)
+    if err is not None:
+        stats.relative_error_vs_fp64 = max(stats.relative_error_vs_fp64 or 0.0, err)
+    return failure
 
 
 _WIDE_CLASSES = {"correctness:mismatch", "correctness:nan", "correctness:precision"}

@@ -32,11 +32,14 @@ import time
 import weakref
 from collections.abc import Mapping
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection
 from typing import Any
 
+from atrl.harness.admission import CAPACITY_MARGIN, DeviceAdmission, MemoryBudget, plan_budget
 from atrl.harness.crash import RAN_CODE_CLASSES, crash_summary, looks_like_oom, signal_name
+from atrl.harness.footprint import Footprint, defines_inputs, empty_footprint, footprint_key
+from atrl.harness.memory_limits import host_available_bytes, overrun_message
 from atrl.harness.verdict import Verdict, candidate_hash
 from atrl.harness.worker import WorkerConfig, WorkerLimits
 
@@ -86,7 +89,9 @@ class Job:
     options: Any
     future: Future = field(default_factory=Future)
     job_id: int = 0
-    exclusive: bool = False  # hold the GPU alone for the whole job (the retry after out-of-memory)
+    exclusive: bool = False  # hold the GPU alone for the whole job (run alone, or the retry after out-of-memory)
+    budget: MemoryBudget | None = None  # its memory allowance (None: a task without inputs)
+    memory: dict | None = None  # the worker's report: allowance and peak use, bytes
 
 
 @dataclass
@@ -97,6 +102,7 @@ class _Worker:
     output: bytearray
     reader: threading.Thread
     jobs_done: int = 0
+    isolation: dict[str, Any] = field(default_factory=dict)  # the measures it reported when ready
 
     def output_tail(self, limit: int = 6000) -> str:
         self.reader.join(timeout=1.0)  # the pipe closes when the process group is gone
@@ -143,12 +149,18 @@ class WorkerPool:
     workers over (round robin; each gets `CUDA_VISIBLE_DEVICES` and that device's timing lock);
     empty for CPU backends, where `limits.address_space` applies. runner: "module:function"
     the worker calls per job — the real judge unless a test injects another.
+
+    Memory: each job's task footprint is measured once per task and preset (in a worker, on the
+    meta device) and gives the job its allowance; jobs are admitted to each device (a GPU, or the
+    host on CPU backends) while their allowances fit its free memory (`atrl.harness.admission`).
+    memory_capacity: bytes per device to admit against instead of the measured free memory.
     """
 
     def __init__(self, backend_name: str, device: str, workers: int, backend_env: Mapping[str, str] | None = None,
                  gpus: tuple[str, ...] = (), stage_timeouts: StageTimeouts | None = None,
                  limits: WorkerLimits | None = None, runner: str = DEFAULT_RUNNER,
-                 sys_path: tuple[str, ...] = (), max_jobs_per_worker: int = 200) -> None:
+                 sys_path: tuple[str, ...] = (), max_jobs_per_worker: int = 200,
+                 memory_capacity: int | None = None) -> None:
         if workers < 1:
             raise ValueError("a pool needs at least one worker")
         self.backend_name = backend_name
@@ -161,7 +173,14 @@ class WorkerPool:
         if self.gpus:
             self.limits = WorkerLimits(None, limits.file_size, limits.processes, limits.gpu_memory_fraction)
         else:  # no GPU: the address-space limit applies, a GPU memory cap has nothing to cap
-            self.limits = WorkerLimits(limits.address_space, limits.file_size, limits.processes, None)
+            # a large task's job may raise its soft limit up to the host's memory (memory_limits)
+            ceiling = limits.address_space_ceiling
+            if ceiling is None and limits.address_space is not None:
+                ceiling = limits.address_space + (memory_capacity or host_available_bytes() or 0)
+            self.limits = WorkerLimits(limits.address_space, limits.file_size, limits.processes, None, ceiling)
+        self.memory_capacity = memory_capacity
+        self._admissions: dict[str, DeviceAdmission | None] = {}  # "host" or a GPU id -> its admission
+        self._footprints: dict[str, Footprint] = {}  # footprint_key -> the task's footprint
         self.runner = runner
         self.sys_path = tuple(sys_path)
         self.max_jobs_per_worker = max_jobs_per_worker
@@ -195,6 +214,13 @@ class WorkerPool:
         self._queue.put(job)
         return job.future
 
+    def admission_stats(self) -> dict[str, dict[str, int]]:
+        """Per device: the capacity admitted against (bytes) and the most jobs admitted at once."""
+        with self._state_lock:
+            admissions = dict(self._admissions)
+        return {device: {"capacity_bytes": a.capacity, "peak_admitted": a.peak_admitted}
+                for device, a in admissions.items() if a is not None}
+
     def worker_pids(self) -> list[int]:
         """Process ids of the live workers (for tests and monitoring)."""
         with self._state_lock:
@@ -207,6 +233,9 @@ class WorkerPool:
                 return
             self._closed = True
             workers = list(self._workers.values())
+            admissions = [a for a in self._admissions.values() if a is not None]
+        for admission in admissions:
+            admission.close()
         while True:
             try:
                 job = self._queue.get_nowait()
@@ -281,7 +310,7 @@ class WorkerPool:
         if message[0] != "ready":
             self._retire(slot)
             raise WorkerStartError(f"unexpected first message from a worker: {message!r}")
-        self.isolation = dict(message[2]) if len(message) > 2 else {}
+        self.isolation = worker.isolation = dict(message[2]) if len(message) > 2 else {}
         return worker
 
     def _retire(self, slot: int) -> None:
@@ -309,18 +338,96 @@ class WorkerPool:
             if not job.future.set_running_or_notify_cancel():
                 continue
             try:
-                verdict = self._run_on_slot(slot, job)
-                if verdict.error_class == "out-of-memory" and self.gpus and not job.exclusive:
-                    # Other workers' jobs share the GPU's memory: an out-of-memory may not be the
-                    # candidate's fault. Judge it once more with the device to itself.
-                    job.exclusive = True
-                    verdict = self._run_on_slot(slot, job)
+                verdict = self._judge(slot, job)
             except BaseException as exc:  # noqa: BLE001 - the future must learn of any failure
                 job.future.set_exception(exc if not self._closed else PoolClosedError("the worker pool was closed"))
             else:
                 job.future.set_result(verdict)
 
-    def _run_on_slot(self, slot: int, job: Job) -> Verdict:
+    def _judge(self, slot: int, job: Job) -> Verdict:
+        """Run a job under its memory budget, admitted to its device; an out-of-memory beside
+        other jobs on a GPU is judged once more alone; an out-of-memory verdict says the numbers."""
+        job.budget = self._budget(slot, job)
+        verdict = self._admitted_run(slot, job)
+        if verdict.error_class == "out-of-memory" and self.gpus and not job.exclusive:
+            # Other jobs shared the GPU: their memory may be what ran out (an estimate below a
+            # neighbour's real use). Judge it once more with the device to itself, same allowance.
+            job.exclusive = True
+            if job.budget is not None:
+                job.budget = replace(job.budget, alone=True)
+            verdict = self._admitted_run(slot, job)
+        if verdict.error_class == "out-of-memory" and job.budget is not None:
+            verdict.message = overrun_message(job.budget, job.memory, verdict.message)[-2000:]
+        if job.budget is not None:
+            verdict.memory = {"estimate_bytes": job.budget.estimate, "allowance_bytes": job.budget.allowance,
+                              "alone": job.budget.alone, "float64_sliced": job.budget.float64_sliced,
+                              "method": job.budget.method, **(job.memory or {})}
+        return verdict
+
+    def _admitted_run(self, slot: int, job: Job) -> Verdict:
+        admission = self._admission(slot) if job.budget is not None else None
+        if admission is None or job.budget is None:
+            return self._run_on_slot(slot, job)
+        if job.budget.alone and self.gpus:
+            job.exclusive = True
+        if not admission.acquire(job.budget, timeout=self.timeouts.device_wait):
+            if self._closed:
+                raise PoolClosedError("the worker pool was closed")
+            return self._own_verdict(job, "compile", "timeout", f"waited more than {self.timeouts.device_wait:g} s "
+                                     "for the device's memory, which other jobs kept busy (not this candidate's "
+                                     "fault: judge it again)", {})
+        try:
+            return self._run_on_slot(slot, job)
+        finally:
+            admission.release(job.budget)
+
+    def _budget(self, slot: int, job: Job) -> MemoryBudget | None:
+        """The job's memory budget from its task's footprint (measured once per task and preset)."""
+        task, timed = job.task, bool(self.gpus)
+        preset = getattr(job.options, "preset", None)
+        if not defines_inputs(getattr(task, "source", ""), bool(getattr(task, "multi_case", False))):
+            return None
+        admission = self._admission(slot)
+        if admission is None:  # the device's free memory cannot be read: limits stay as configured
+            return None
+        key = footprint_key(task, preset, timed)
+        footprint = self._footprints.get(key)
+        if footprint is None:
+            footprint = self._measure(slot, task, preset, timed)
+        return plan_budget(footprint, admission.capacity)
+
+    def _measure(self, slot: int, task: Any, preset: str | None, timed: bool) -> Footprint:
+        """The task's footprint, measured by the slot's worker and cached; a measurement that
+        does not finish in the compile stage's time (the worker is then replaced) counts as
+        unknown, uncached."""
+        worker = self._ensure_worker(slot)
+        try:
+            worker.conn.send(("estimate", task, preset, timed))
+            if worker.conn.poll(self.timeouts.compile):
+                message = worker.conn.recv()
+                if message[0] == "footprint":
+                    self._footprints[footprint_key(task, preset, timed)] = message[1]
+                    return message[1]
+        except (EOFError, OSError):
+            pass
+        self._retire(slot)
+        return empty_footprint(timed, "unknown", "the measurement on the meta device did not finish")
+
+    def _admission(self, slot: int) -> DeviceAdmission | None:
+        """The admission of the slot's device, created on first use from its free memory less the
+        margin (or `memory_capacity`); None where the free memory cannot be read."""
+        device = self.gpus[slot % len(self.gpus)] if self.gpus else "host"
+        with self._state_lock:
+            if device in self._admissions:
+                return self._admissions[device]
+        capacity = self.memory_capacity
+        if capacity is None:
+            free = self._ensure_worker(slot).isolation.get("device_free_bytes")
+            capacity = int(free * (1 - CAPACITY_MARGIN)) if free else None
+        with self._state_lock:
+            return self._admissions.setdefault(device, DeviceAdmission(capacity) if capacity else None)
+
+    def _ensure_worker(self, slot: int) -> _Worker:
         with self._state_lock:
             worker = self._workers.get(slot)
         if worker is None or worker.proc.poll() is not None:
@@ -330,6 +437,10 @@ class WorkerPool:
                 worker = self._start_worker(slot)
             except WorkerStartError:
                 worker = self._start_worker(slot)  # one retry: a transient failure (e.g. load)
+        return worker
+
+    def _run_on_slot(self, slot: int, job: Job) -> Verdict:
+        worker = self._ensure_worker(slot)
         verdict, keep = self._watch(worker, job)
         worker.jobs_done += 1
         if not keep or worker.jobs_done >= self.max_jobs_per_worker:
@@ -342,7 +453,7 @@ class WorkerPool:
         seconds: dict[str, float] = {}
         waiting_since: float | None = None  # the worker is queueing for the GPU: stage clock stopped
         try:
-            worker.conn.send(("job", job.job_id, job.task, job.code, job.options, job.exclusive))
+            worker.conn.send(("job", job.job_id, job.task, job.code, job.options, job.exclusive, job.budget))
         except OSError:
             return self._died(worker, job, stage, seconds), False
         while True:
@@ -378,6 +489,8 @@ class WorkerPool:
                     seconds["device_wait"] = seconds.get("device_wait", 0.0) + time.monotonic() - waiting_since
                 waiting_since = None
                 stage_start = time.monotonic()
+            elif kind == "memory":
+                job.memory = message[2]
             elif kind == "stage":
                 now = time.monotonic()
                 seconds[stage] = seconds.get(stage, 0.0) + now - stage_start

@@ -76,6 +76,8 @@ class Verdict:
     reward_hack: bool = False  # rejected by a static anti-cheat rule
     versions: dict[str, str] = field(default_factory=dict)
     stage_seconds: dict[str, float] = field(default_factory=dict)
+    # the job's memory: task footprint estimate, allowance and peak use (bytes), how it ran
+    memory: dict = field(default_factory=dict)
     harness_version: str = ""
     cached: bool = False
 

@@ -4,11 +4,13 @@ Started by `atrl.harness.pool` as `python -m atrl.harness.worker FD` with a scru
 its own session (process group) and a private temporary directory as cwd. FD is one end of a
 socket pair carrying pickled messages (`multiprocessing.connection.Connection`):
 
-parent → worker: `WorkerConfig` (first), then `("job", job_id, task, code, options)` or `("stop",)`.
+parent → worker: `WorkerConfig` (first), then `("job", job_id, task, code, options, exclusive,
+budget)` (budget: the job's `MemoryBudget` or None), `("estimate", task, preset, timed)` (answered
+by `("footprint", Footprint)`, measured on the meta device) or `("stop",)`.
 worker → parent: `("ready", pid, isolation)` (a dict of the isolation measures in effect),
 `("stage", job_id, name)` as each stage starts, `("wait", job_id)` / `("resume", job_id)` around
 a wait for the GPU (another job is being timed on it; the stage clock stops meanwhile),
-`("result", job_id, verdict_dict)`, or `("failure", job_id, error_class, message)` when the
+`("memory", job_id, report)` (the job's allowance and peak use, bytes), `("result", job_id, verdict_dict)`, or `("failure", job_id, error_class, message)` when the
 runner raised instead of returning; after a failure the worker exits (its state is suspect).
 
 Resource limits are applied to this process before anything heavy is imported, so torch and
@@ -51,14 +53,18 @@ class WorkerLimits:
     gpu_memory_fraction: GPU workers only — PyTorch's cap on this worker's allocations, as a
     share of its GPU (`torch.cuda.set_per_process_memory_fraction`), so that a runaway candidate
     fails with out-of-memory instead of taking the memory of the policy and the other workers
-    on the same GPU. It is a per-candidate budget: a job re-judged with the device held alone
-    keeps it too (0.25 of an H200 is ~35 GiB, far above what any builtin task needs).
+    on the same GPU. It applies until the first job: each job then gets its own allowance from
+    its task's footprint (`atrl.harness.admission`), which replaces it.
+    address_space_ceiling: the hard RLIMIT_AS on CPU workers, up to which a large task's job may
+    raise the soft limit (`atrl.harness.memory_limits`); None keeps the hard limit at
+    `address_space`.
     """
 
     address_space: int | None = 8 * GIB
     file_size: int | None = 256 * MIB
     processes: int | None = None
     gpu_memory_fraction: float | None = 0.25
+    address_space_ceiling: int | None = None
 
 
 @dataclass(frozen=True)
@@ -194,7 +200,10 @@ def apply_limits(limits: WorkerLimits) -> None:
     for name, value in (("RLIMIT_AS", limits.address_space), ("RLIMIT_FSIZE", limits.file_size),
                         ("RLIMIT_NPROC", limits.processes)):
         if value is not None:
-            resource.setrlimit(getattr(resource, name), (value, value))
+            hard = value
+            if name == "RLIMIT_AS" and limits.address_space_ceiling is not None:
+                hard = max(value, limits.address_space_ceiling)
+            resource.setrlimit(getattr(resource, name), (value, hard))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 
 
@@ -238,9 +247,12 @@ def isolate_network() -> bool:
         return False
 
 
-def isolation_measures(limits: WorkerLimits, network_namespace: bool) -> dict[str, Any]:
-    """The isolation in effect in this worker, for the pool to report."""
-    return {"scrubbed_environment": True, "private_tmpdir": os.getcwd(), "network_namespace": network_namespace,
+def isolation_measures(limits: WorkerLimits, network_namespace: bool, on_gpu: bool = False) -> dict[str, Any]:
+    """The isolation in effect in this worker, for the pool to report (with the free memory of
+    its device, which the pool admits jobs against)."""
+    from atrl.harness.memory_limits import device_free_bytes
+
+    return {"device_free_bytes": device_free_bytes(on_gpu),"scrubbed_environment": True, "private_tmpdir": os.getcwd(), "network_namespace": network_namespace,
             "address_space_bytes": limits.address_space, "file_size_bytes": limits.file_size,
             "processes": limits.processes, "die_with_parent": sys.platform.startswith("linux"),
             "gpu_memory_fraction": limits.gpu_memory_fraction}
@@ -266,9 +278,14 @@ def _release_device_memory() -> None:
         torch.cuda.empty_cache()
 
 
-def _run_job(conn: Connection, runner: Any, timing_lock: Any, job: tuple) -> bool:
-    """Run one job and send its outcome. Returns False when the worker must exit afterwards."""
-    _, job_id, task, code, options, exclusive = job
+def _run_job(conn: Connection, runner: Any, timing_lock: Any, job: tuple, config: WorkerConfig) -> bool:
+    """Run one job under its memory budget and send its outcome (after its memory report).
+    Returns False when the worker must exit afterwards."""
+    from atrl.harness import memory_limits
+
+    _, job_id, task, code, options, exclusive, budget = job
+    # a GPU worker is one with a device timing lock (the pool gives one to every GPU worker)
+    job_memory = memory_limits.enforce(budget, config.timing_lock_path is not None, config.limits.address_space)
     current = ["compile"]
     device_lock = timing_lock
     if isinstance(device_lock, DeviceTimingLock):
@@ -297,6 +314,8 @@ def _run_job(conn: Connection, runner: Any, timing_lock: Any, job: tuple) -> boo
         tail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-3:])
         failure = (_stage_class(current[0]), f"{type(exc).__name__}: {exc}\n{tail}"[-2000:])
     timing_lock.release_shared()
+    if job_memory is not None:
+        conn.send(("memory", job_id, job_memory.report()))
     _release_device_memory()
     if exclusive:
         device_lock.release()
@@ -321,13 +340,19 @@ def serve(conn: Connection) -> None:
     runner = load_runner(config.runner)
     cap_gpu_memory(config.limits.gpu_memory_fraction)
     timing_lock = DeviceTimingLock(config.timing_lock_path) if config.timing_lock_path else NoTimingLock()
-    conn.send(("ready", os.getpid(), isolation_measures(config.limits, network_namespace)))
+    conn.send(("ready", os.getpid(), isolation_measures(config.limits, network_namespace,
+                                                                   config.timing_lock_path is not None)))
     while True:
         try:
             message = conn.recv()
         except EOFError:
             return
-        if message[0] != "job" or not _run_job(conn, runner, timing_lock, message):
+        if message[0] == "estimate":
+            from atrl.harness.meta_estimate import estimate_task
+
+            conn.send(("footprint", estimate_task(*message[1:])))
+            _release_device_memory()
+        elif message[0] != "job" or not _run_job(conn, runner, timing_lock, message, config):
             return
 
 

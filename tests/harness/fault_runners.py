@@ -2,7 +2,7 @@
 
 The candidate "code" is a command: `ok`, `segfault`, `abort`, `hang`, `hang-correctness`,
 `memory`, `exit`, `raise`, `print-huge`, `env` (returns the environment in the message),
-`cuda-error`, `oom` (an out-of-memory verdict), `cwd` (returns the working directory), `oom-unless-alone` (out-of-memory unless the
+`cuda-error`, `oom` (an out-of-memory verdict), `rlimit` (the soft RLIMIT_AS), `sleep S`, `cwd` (returns the working directory), `oom-unless-alone` (out-of-memory unless the
 job holds the device exclusively). Only the pool tests use it: the production
 pool always runs the real judge.
 """
@@ -53,6 +53,12 @@ def run(task, code, options, report_stage, timing_lock) -> Verdict:
         # out of memory unless the pool gave this job the device to itself (its lock is then a no-op)
         if type(timing_lock).__name__ != "NoTimingLock":
             error_class, message = "out-of-memory", "CUDA out of memory"
+    elif command == "rlimit":  # the soft address-space limit this job runs under
+        import resource
+
+        message = str(resource.getrlimit(resource.RLIMIT_AS)[0])
+    elif command.startswith("sleep "):  # occupy the slot, so admission can be watched
+        time.sleep(float(command.split()[1]))
     elif command == "oom":
         error_class, message = "out-of-memory", "CUDA out of memory"
     elif command == "cuda-error":

@@ -294,7 +294,7 @@ def test_cap_gpu_memory_sets_pytorchs_per_process_fraction(monkeypatch):
 @pytest.mark.gpu
 @pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
 def test_a_candidate_allocating_beyond_the_cap_is_out_of_memory_and_the_gpu_stays_free():
-    # the candidate asks for 30% of the GPU; its worker may take 5%
+    # the candidate asks for 30% of the GPU; its allowance, from relu's footprint, is a few GiB
     import torch
 
     from atrl.harness.api import Harness

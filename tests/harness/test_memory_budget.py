@@ -1,0 +1,173 @@
+"""Each job runs under its own memory allowance, and an out-of-memory verdict says the numbers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from atrl.harness.admission import MemoryBudget
+from atrl.harness.judge import JudgeOptions
+from atrl.harness.memory_limits import address_space_limit, failed_request_bytes, overrun_message
+from atrl.harness.pool import WorkerPool
+from atrl.harness.worker import GIB, WorkerLimits
+from atrl.tasks.registry import get_task
+from atrl.tasks.task import Task
+
+HERE = str(Path(__file__).parent)
+SMALL = JudgeOptions(backend="interpreter", preset="small")
+KB_RELU = Task(id="kb/relu", suite="kb", name="relu", level=1, source="""
+import torch
+import torch.nn as nn
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+def get_inputs():
+    return [torch.rand(4096, 393216)]
+def get_init_inputs():
+    return []
+""")
+
+
+def test_failed_request_sizes_are_read_from_torch_and_numpy_messages():
+    assert failed_request_bytes("CUDA out of memory. Tried to allocate 2.50 GiB. GPU 0 has") == int(2.5 * GIB)
+    assert failed_request_bytes("DefaultCPUAllocator: can't allocate memory: you tried to allocate 1024 bytes.") == 1024
+    assert failed_request_bytes("Unable to allocate 64.0 GiB for an array") == 64 * GIB
+    assert failed_request_bytes("MemoryError") is None
+
+
+def test_overrun_message_names_the_estimate_the_allowance_and_the_excess():
+    budget = MemoryBudget(estimate=int(64.5 * GIB), allowance=int(81.625 * GIB), parts="inputs 6.00 GiB")
+    text = overrun_message(budget, {"enforced_bytes": int(81.625 * GIB), "peak_bytes": 70 * GIB},
+                           "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 GiB.")
+    assert "estimate 64.50 GiB (inputs 6.00 GiB)" in text and "allowance 81.62 GiB" in text
+    assert "A request of 20.00 GiB failed with 70.00 GiB in use" in text
+    assert "about 8.38 GiB over the allowance" in text and text.endswith("Tried to allocate 20.00 GiB.")
+
+
+def test_a_jobs_address_space_limit_grows_with_its_allowance_within_the_hard_limit():
+    assert address_space_limit(8 * GIB, 3 * GIB, 1 * GIB, None) == 8 * GIB  # the baseline's room suffices
+    assert address_space_limit(8 * GIB, 3 * GIB, 80 * GIB, None) == 83 * GIB
+    assert address_space_limit(8 * GIB, 3 * GIB, 80 * GIB, 50 * GIB) == 50 * GIB
+
+
+def _pool(workers: int, capacity: int) -> WorkerPool:
+    return WorkerPool("interpreter", "cpu", workers=workers, runner="fault_runners:run", sys_path=(HERE,),
+                      limits=WorkerLimits(address_space=8 * GIB), memory_capacity=capacity)
+
+
+def test_a_large_task_gets_an_address_space_limit_from_its_footprint_and_a_small_one_the_baseline():
+    small = get_task("builtin/relu")
+    with _pool(1, 200 * GIB) as pool:
+        big = pool.submit(KB_RELU, "rlimit", None).result(timeout=120)
+        normal = pool.submit(small, "rlimit", SMALL).result(timeout=120)
+    assert big.memory["estimate_bytes"] == int(64.5 * GIB) and not big.memory["alone"]
+    assert big.memory["allowance_bytes"] == int(64.5 * GIB * 1.25) + GIB
+    assert int(big.message) >= big.memory["allowance_bytes"] > 8 * GIB  # the soft RLIMIT_AS it ran under
+    assert int(normal.message) == 8 * GIB and normal.memory["estimate_bytes"] < GIB
+
+
+def test_the_pool_runs_small_jobs_together_and_a_job_too_large_to_share_alone():
+    small = get_task("builtin/relu")
+    options = SMALL
+    with _pool(2, 90 * GIB) as pool:  # the 64.5 GiB task's allowance (81.6 GiB) leaves no room beside it
+        futures = [pool.submit(small, "sleep 1", options), pool.submit(small, "sleep 1", options),
+                   pool.submit(KB_RELU, "sleep 0.2", None), pool.submit(small, "ok", options)]
+        verdicts = [f.result(timeout=180) for f in futures]
+        stats = pool.admission_stats()["host"]
+    assert all(v.ok for v in verdicts)
+    assert [v.memory["alone"] for v in verdicts] == [False, False, False, False]
+    assert stats == {"capacity_bytes": 90 * GIB, "peak_admitted": 2}
+    with _pool(1, 60 * GIB) as pool:  # now even alone it does not fit whole: float64 in slices
+        alone = pool.submit(KB_RELU, "ok", None).result(timeout=120)
+    assert alone.memory["alone"] and alone.memory["float64_sliced"] and alone.memory["allowance_bytes"] == 60 * GIB
+
+
+# 8 MiB inputs: a normal run needs well over a few MiB of new address space (several copies)
+MID_RELU = Task(id="test/relu-2m", suite="test", name="relu-2m", level=1,
+                source=get_task("builtin/relu").source.replace("N = 1 << 26", "N = 1 << 21"))
+
+
+@pytest.fixture(scope="module")
+def relu_verdicts():
+    from atrl.harness.api import Harness
+
+    task = MID_RELU
+    assert "N = 1 << 21" in task.source
+    solution = get_task("builtin/relu").solution.replace("BLOCK = 1024", "BLOCK = 1 << 16")
+    hog = solution.replace("        y = torch.empty_like(x)",
+                                "        self.hog = torch.empty(1 << 36, dtype=torch.uint8, device=x.device)\n"
+                                "        y = torch.empty_like(x)", 1)
+    assert hog != solution and "1 << 16" in solution
+    with Harness(backend="interpreter", workers=1, use_cache=False, trials=1, preset=None) as harness:
+        return harness.evaluate(task, solution), harness.evaluate(task, hog)
+
+
+def test_a_candidate_far_beyond_its_allowance_on_the_interpreter_is_out_of_memory_with_the_numbers(relu_verdicts):
+    _, hog = relu_verdicts
+    assert hog.error_class == "out-of-memory"
+    assert "task footprint estimate" in hog.message and "allowance" in hog.message
+    assert "A request of 64.00 GiB failed" in hog.message and "over the allowance" in hog.message
+    assert "over the allowance" in hog.feedback
+
+
+def test_a_normal_candidate_on_the_interpreter_passes_under_its_allowance(relu_verdicts):
+    normal, _ = relu_verdicts
+    assert normal.ok, normal.message
+    assert normal.memory["peak_bytes"] is not None and normal.memory["estimate_bytes"] > 0
+
+
+def test_a_task_whose_float64_copy_does_not_fit_is_bounded_in_slices_and_still_catches_a_downgrade():
+    from atrl.harness.api import Harness
+
+    task = get_task("builtin/softmax")
+    store = "tl.store(y_row + cols, tl.exp(x - m) / s, mask=mask)"
+    # off by 1e-4 relative: inside allclose's rtol, ten times the float64 bound
+    lossy = task.solution.replace(store, "tl.store(y_row + cols, tl.exp(x - m) / s * 1.0001, mask=mask)")
+    assert lossy != task.solution
+    # 256 MiB cannot hold even this small task's allowance (its 1 GiB floor): it runs alone, sliced
+    with Harness(backend="interpreter", workers=1, use_cache=False, trials=1, memory_capacity=256 << 20) as harness:
+        right, downgraded = harness.evaluate(task, task.solution), harness.evaluate(task, lossy)
+    assert right.ok and right.memory["float64_sliced"] and right.memory["alone"]
+    assert right.correctness.relative_error_vs_fp64 is not None and right.correctness.relative_error_vs_fp64 < 1e-6
+    assert downgraded.error_class == "correctness:precision" and downgraded.memory["float64_sliced"]
+
+
+def test_a_gpu_jobs_cap_is_its_allowance_as_a_share_of_the_device(monkeypatch):
+    import types
+
+    import torch
+
+    from atrl.harness import memory_limits
+
+    fractions = []
+    monkeypatch.setattr(memory_limits, "CURRENT", None)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda i: types.SimpleNamespace(total_memory=100 * GIB))
+    monkeypatch.setattr(torch.cuda, "set_per_process_memory_fraction", lambda f, *a, **k: fractions.append(f))
+    monkeypatch.setattr(torch.cuda, "reset_peak_memory_stats", lambda *a, **k: None)
+    budget = MemoryBudget(estimate=20 * GIB, allowance=26 * GIB)
+    job = memory_limits.enforce(budget, on_gpu=True, address_space_baseline=None)
+    assert fractions == [0.26] and job.allowance == 26 * GIB and memory_limits.current_budget() is budget
+    alone = memory_limits.enforce(MemoryBudget(estimate=150 * GIB, allowance=120 * GIB, alone=True), True, None)
+    assert fractions[-1] == 1.0 and alone.allowance == 100 * GIB
+
+
+def test_closing_the_pool_fails_a_job_that_waits_for_memory_at_once():
+    import time
+
+    from atrl.harness.pool import PoolClosedError
+
+    small = get_task("builtin/relu")
+    pool = _pool(2, 1536 << 20)  # room for one small job's allowance (1 GiB + its estimate) at a time
+    first = pool.submit(small, "sleep 30", SMALL)
+    waiting = pool.submit(small, "ok", SMALL)
+    time.sleep(8)  # both workers started; the second job waits for memory
+    assert not waiting.done()
+    start = time.monotonic()
+    pool.close()
+    with pytest.raises(PoolClosedError):
+        waiting.result(timeout=20)
+    with pytest.raises(PoolClosedError):
+        first.result(timeout=20)
+    assert time.monotonic() - start < 20

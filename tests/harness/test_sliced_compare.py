@@ -1,0 +1,61 @@
+"""Comparisons in chunks and the float64 bound in slices give the numbers of the whole-tensor ones."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from atrl.harness.compare import check_precision, compare_tensor, relative_error
+from atrl.harness.float64_slices import sliced_precision
+
+
+def test_chunked_compare_tensor_equals_the_single_chunk_one_on_a_mismatching_output():
+    torch.manual_seed(0)
+    ref = torch.randn(37, 53)
+    cand = ref + 1e-6 * torch.randn(37, 53)
+    cand[5, 7] = float("nan")
+    cand[20:, :] += 1.0
+    whole, whole_errors = compare_tensor(ref, cand, 1e-4, 1e-4, chunk=ref.numel())
+    chunked, chunked_errors = compare_tensor(ref, cand, 1e-4, 1e-4, chunk=64)
+    assert whole_errors == chunked_errors and whole_errors.first_mismatch_index == [5, 7]
+    assert whole.error_class == chunked.error_class == "correctness:nan" and whole.message == chunked.message
+
+
+def test_chunked_relative_error_equals_the_whole_one():
+    torch.manual_seed(1)
+    ref64 = torch.randn(1000, dtype=torch.float64)
+    ref64[3] = float("inf")  # non-finite reference elements are left out in both
+    out = (ref64 + 1e-6 * torch.randn(1000, dtype=torch.float64)).float()
+    whole = relative_error(out, ref64, chunk=1000)
+    assert abs(relative_error(out, ref64, chunk=7) - whole) <= 1e-12 * whole and whole > 0
+
+
+class RowSoftmax(nn.Module):
+    def forward(self, x):
+        return torch.softmax(x, dim=1)
+
+
+class ColumnMean(nn.Module):
+    def forward(self, x):
+        return x.mean(dim=0, keepdim=True).expand_as(x)
+
+
+def test_sliced_float64_bound_equals_the_whole_one_on_a_row_independent_reference():
+    torch.manual_seed(2)
+    x = torch.randn(64, 300)
+    ref = RowSoftmax()(x)
+    cand = ref.half().float()  # a precision downgrade
+    ref64 = RowSoftmax()(x.double())
+    whole_failure, whole_err = check_precision(ref, cand, ref64, 1e-5)
+    failure, err, skipped = sliced_precision(RowSoftmax(), RowSoftmax(), [x], ref, cand, 1e-5, 1e-4, 1e-4, slices=8)
+    assert skipped is None and abs(err - whole_err) <= 1e-9 * whole_err
+    assert failure is not None and whole_failure is not None and failure.error_class == "correctness:precision"
+    exact, exact_err, _ = sliced_precision(RowSoftmax(), RowSoftmax(), [x], ref, ref, 1e-5, 1e-4, 1e-4, slices=8)
+    assert exact is None and exact_err < 1e-5
+
+
+def test_a_reference_mixing_rows_is_not_sliced_and_says_why():
+    x = torch.randn(64, 30)
+    ref = ColumnMean()(x)
+    failure, err, skipped = sliced_precision(ColumnMean(), ColumnMean(), [x], ref, ref, 1e-5, 1e-4, 1e-4)
+    assert failure is None and err is None and "rows are not independent" in skipped
