@@ -3,20 +3,25 @@
 The credit experiment's second tier (docs/experiments/atrl-vs-grpo.md). One object is both the
 reward source and the knowledge hook of a training run (`reward: key_relay`):
 
-- After every verdict, the knowledge hook shows a fresh random key for the task, issued this step.
-  It appears only in that turn's feedback message (`after_verdict`), never in the text every
-  segment starts with (`for_episode`) nor in the verdict's feedback, which the agent carries into
-  the next segment beside the best kernel. After a compaction, only the policy's own summary can
-  carry the key on.
-- A response scores `spread · u + bonus · [it contains this step's key for its task]`, with `u`
-  uniform in [0, 1) drawn from a hash of the step, the task and the response (noise the policy
-  cannot learn). A first attempt cannot know the key, so its score is the noise alone; a second
-  attempt, in the next segment, earns the bonus only through the summary. `spread` is the dose of
-  first-attempt noise: under trajectory credit it is spread over the second segment's tokens, under
-  segment credit it is not. `spread: 0` is the negative control of the dose.
+- After every verdict, the knowledge hook shows a fresh random key, derived from the step, the task
+  and the judged response (so each episode gets its own). It appears only in that turn's feedback
+  message (`after_verdict`), never in the text every segment starts with (`for_episode`) nor in the
+  verdict's feedback, which the agent carries into the next segment beside the best answer. After
+  a compaction, only the policy's own summary can carry the key on.
+- A response without an issued key scores `spread · u`, `u` uniform in [0, 1) drawn from a hash of
+  the step, the task and the response: the first attempt's sub-score, noise the policy cannot
+  learn. A response that holds a key issued this step for its task scores the sub-score of the
+  response the key was issued to, plus `bonus`.
 
-Keys derive from (seed, step, task), so a resumed run issues the same keys; the trainer calls
-`begin_step(step)` before each rollout.
+With best-so-far rewards (B_k = the best score up to turn k) an episode of two one-turn segments
+has B_1 = spread·u_1 and, when its second answer relays the key, B_2 = B_1 + bonus: segment credit
+gives the second segment exactly the bonus, while trajectory credit gives every token B_2, noise
+included. `spread` is the dose of that noise; `spread: 0` is the negative control. (A second answer
+without the key scores its own noise, so B_2 = max(u_1, u_2)·spread: a small leak into segment
+credit, spread/6 on average, that the environment cannot avoid without knowing turn numbers.)
+
+Keys derive from (seed, step, task, response), so a resumed run issues the same keys; the trainer
+calls `begin_step(step)` before each rollout.
 """
 
 from __future__ import annotations
@@ -44,14 +49,20 @@ class KeyRelay:
             raise ValueError("key relay needs spread >= 0, bonus > 0 and key_length >= 2")
         self.spread, self.bonus, self.key_length, self.seed = spread, bonus, key_length, seed
         self.step = 0
+        self.issued: dict[tuple[str, str], float] = {}  # (task id, key) -> score of the response it was issued to
 
     # -- the step ---------------------------------------------------------------------------
     def begin_step(self, step: int) -> None:
-        """Issue this step's keys (one per task, the same for the task's whole group)."""
+        """Forget the last step's keys: only keys issued in this step earn the bonus."""
         self.step = step
+        self.issued.clear()
 
-    def key(self, task_id: str, step: int | None = None) -> str:
-        digest = _digest("key", self.seed, self.step if step is None else step, task_id)
+    def key_for(self, task_id: str, response: str, step: int | None = None) -> str:
+        """The key shown after `response` was judged."""
+        return self._key(task_id, candidate_hash(response), self.step if step is None else step)
+
+    def _key(self, task_id: str, response_hash: str, step: int) -> str:
+        digest = _digest("key", self.seed, step, task_id, response_hash)
         return "".join(KEY_ALPHABET[b % len(KEY_ALPHABET)] for b in digest[: self.key_length])
 
     def noise(self, task_id: str, response: str) -> float:
@@ -59,14 +70,19 @@ class KeyRelay:
         return int.from_bytes(_digest("noise", self.seed, self.step, task_id, response)[:8], "big") / 2**64
 
     # -- the reward source ------------------------------------------------------------------
-    def relayed(self, task_id: str, response: str) -> bool:
-        return self.key(task_id) in response
+    def relayed_base(self, task_id: str, response: str) -> float | None:
+        """The sub-score carried by the key this response relays, or None when it relays none."""
+        for (task, key), base in self.issued.items():
+            if task == task_id and key in response:
+                return base
+        return None
 
     def score(self, task_id: str, response: str) -> float:
-        return self.spread * self.noise(task_id, response) + (self.bonus if self.relayed(task_id, response) else 0.0)
+        base = self.relayed_base(task_id, response)
+        return self.spread * self.noise(task_id, response) if base is None else base + self.bonus
 
     def submit(self, task: Task, response: str) -> Future[Verdict]:
-        relayed = self.relayed(task.id, response)
+        relayed = self.relayed_base(task.id, response) is not None
         score = self.score(task.id, response)
         verdict = Verdict(
             task_id=task.id,
@@ -92,19 +108,24 @@ class KeyRelay:
         return ""
 
     def after_verdict(self, task: Task, verdict: Verdict) -> str:
-        return (f"Key for your next answer: {self.key(task.id)}. Write it in your next answer. "
+        key = self._key(task.id, verdict.candidate_hash, self.step)
+        self.issued[(task.id, key)] = float(verdict.score)
+        return (f"Key for your next answer: {key}. Write it in your next answer. "
                 "When the context is summarised, only your summary keeps it.")
 
 
 def relay_metrics(relay: KeyRelay, trajectories: Sequence[Trajectory]) -> dict[str, float]:
-    """Of the episodes that reached a second segment: the share whose first summary holds the
-    key (`key_in_summary_rate`) and whose answers there reproduce it (`key_relay_rate`, the
-    endpoint); `key_leak_rate`: the share of first-segment answers that hold it (should be 0)."""
+    """Of the episodes that reached a second segment: the share whose first summary holds the key
+    issued after the first segment's last answer (`key_in_summary_rate`) and whose answers there
+    reproduce it (`key_relay_rate`, the endpoint); `key_leak_rate`: the share of first-segment
+    answers that hold it (should be 0)."""
     reached, in_summary, relayed, leaked, first_answers = 0, 0, 0, 0, 0
     for traj in trajectories:
-        key = relay.key(traj.task_id)
         first = [t for t in traj.turns if t.segment == 0]
         later = [t for t in traj.turns if t.segment >= 1]
+        if not first:
+            continue
+        key = relay.key_for(traj.task_id, first[-1].response_text)
         first_answers += len(first)
         leaked += sum(key in t.response_text for t in first)
         if not later:

@@ -67,14 +67,33 @@ def test_only_the_summary_carries_the_key_into_the_next_segment():
                                           "key_relay_rate": 0.0, "key_leak_rate": 0.0}
 
 
-def test_keys_are_fresh_each_step_and_per_task_and_reproducible():
+def test_a_relayed_answer_scores_the_first_sub_score_plus_the_bonus():
+    # with best-so-far rewards segment credit then gives the second segment exactly the bonus
+    relay = KeyRelay(spread=0.5, bonus=1.0)
+    for traj in _episodes(relay, summaries_keep_keys=True):
+        first, second = (t.score for t in traj.turns)
+        assert 0.0 <= first < 0.5
+        assert second == pytest.approx(first + 1.0)
+
+
+def test_keys_are_fresh_per_step_task_and_episode_and_reproducible():
     relay = KeyRelay(seed=1)
-    keys = {(step, task): relay.key(task, step) for step in range(20) for task in ("a", "b")}
+    keys = {(step, task, r): relay.key_for(task, f"answer {r}", step)
+            for step in range(10) for task in ("a", "b") for r in range(3)}
     assert len(set(keys.values())) == len(keys)
-    assert KeyRelay(seed=1).key("a", 7) == keys[(7, "a")]
+    assert KeyRelay(seed=1).key_for("a", "answer 2", 7) == keys[(7, "a", 2)]
+
+
+def test_only_keys_issued_this_step_for_this_task_earn_the_bonus():
+    relay = KeyRelay(spread=0.0)
+    task = synthetic_tasks(1)[0]
+    relay.begin_step(3)
+    note = relay.after_verdict(task, relay.submit(task, "first answer").result())
+    key = KEY_RE.search(note).group(1)
+    assert relay.score(task.id, f"answer {key}") == 1.0
+    assert relay.score("synthetic/other", f"answer {key}") == 0.0  # another task's episode
     relay.begin_step(4)
-    old = relay.key("a", 3)
-    assert relay.score("a", f"answer {old}") < relay.bonus  # last step's key earns nothing
+    assert relay.score(task.id, f"answer {key}") == 0.0  # last step's key
 
 
 def test_first_attempt_scores_have_the_configured_spread():
@@ -88,11 +107,13 @@ def test_first_attempt_scores_have_the_configured_spread():
 
 def test_the_verdict_feedback_never_names_the_key():
     relay = KeyRelay()
+    task = synthetic_tasks(1)[0]
     relay.begin_step(2)
-    key = relay.key("synthetic/t0")
-    verdict = relay.submit(synthetic_tasks(1)[0], f"answer {key}").result()
+    first = relay.submit(task, "first answer").result()
+    key = KEY_RE.search(relay.after_verdict(task, first)).group(1)
+    verdict = relay.submit(task, f"answer {key}").result()
     assert verdict.ok and key not in verdict.feedback  # the feedback is carried beside the best answer
-    assert key not in relay.for_episode(synthetic_tasks(1)[0])
+    assert key not in first.feedback and key not in relay.for_episode(task)
 
 
 def test_trainer_logs_the_relay_rate(tmp_path):
@@ -106,7 +127,7 @@ def test_trainer_logs_the_relay_rate(tmp_path):
 
     shown = [{KEY_RE.search(t["kb_text"]).group(1) for traj in read_journal(tmp_path / "trajectories" / f"step_{s:04d}.jsonl")
               for t in traj["turns"] if traj["task_id"] == "synthetic/t0"} for s in (1, 2)]
-    assert len(shown[0]) == len(shown[1]) == 1 and shown[0] != shown[1]  # a fresh key each step
+    assert shown[0] and shown[1] and not shown[0] & shown[1]  # fresh keys each step
 
 
 def test_key_relay_refuses_the_knowledge_base(tmp_path):
