@@ -36,6 +36,8 @@ PRINCIPLES = {
     "input-mutation": ("correctness:input-mutation",),
 }
 KERNELBENCH_ENV = "ATRL_KERNELBENCH"
+REQUIRED_KEYS = ("file", "task", "kind", "style", "expect")
+OPTIONAL_KEYS = ("principle", "note")
 
 
 @dataclass(frozen=True)
@@ -68,9 +70,13 @@ def _entry(raw: object, set_dir: Path, index: int) -> Candidate:
     where = f"{set_dir / 'manifest.yaml'} entry {index + 1}"
     if not isinstance(raw, dict):
         raise UsageError(f"{where} is not a mapping", "write `- file: ...` with task, kind, style, expect")
-    missing = [k for k in ("file", "task", "kind", "style", "expect") if k not in raw]
+    missing = [k for k in REQUIRED_KEYS if k not in raw]
     if missing:
         raise UsageError(f"{where} lacks {', '.join(missing)}", "every entry names file, task, kind, style, expect")
+    unknown = sorted(set(raw) - set(REQUIRED_KEYS) - set(OPTIONAL_KEYS))
+    if unknown:  # e.g. an unquoted comma inside a flow mapping's value split it into a new key
+        raise UsageError(f"{where} has unknown keys {', '.join(map(str, unknown))}",
+                         f"use only {', '.join(REQUIRED_KEYS + OPTIONAL_KEYS)}; quote values that hold commas")
     kind, expect = raw["kind"], raw["expect"]
     if kind not in KINDS:
         raise UsageError(f"{where}: kind {kind!r} is unknown", f"use one of {', '.join(KINDS)}")
@@ -93,7 +99,11 @@ def load_candidates(set_dir: Path = SET_DIR) -> list[Candidate]:
     manifest = set_dir / "manifest.yaml"
     if not manifest.is_file():
         raise UsageError(f"{manifest} does not exist", "point --set at a folder holding manifest.yaml")
-    raw = yaml.safe_load(manifest.read_text()) or []
+    try:
+        raw = yaml.safe_load(manifest.read_text()) or []
+    except yaml.YAMLError as exc:
+        raise UsageError(f"{manifest} is not valid YAML ({' '.join(str(exc).split())})",
+                         "fix the entry it points at; quote values holding [ ] { } or commas") from None
     if not isinstance(raw, list):
         raise UsageError(f"{manifest} is not a list of entries", "write one `- file: ...` mapping per candidate")
     candidates = [_entry(item, set_dir, i) for i, item in enumerate(raw)]
