@@ -70,14 +70,14 @@ class Outcome:
 
 
 def judge(candidates: list[Candidate], kernelbench: Path, backend: str, workers: int, trials: int,
-          preset: str | None) -> tuple[list[Outcome], str | None]:
-    """Judge every candidate with one harness (cache off): outcomes in input order, and the size
-    preset it ran (None: the tasks as written)."""
+          preset: str | None, policy: str | None = "partial") -> tuple[list[Outcome], str | None]:
+    """Judge every candidate with one harness (cache off) under `policy` (None: each task's own):
+    outcomes in input order, and the size preset it ran (None: the tasks as written)."""
     from atrl.harness.api import Harness
 
     pairs = [(load_task(c, kernelbench), candidate_source(c, kernelbench)) for c in candidates]
     with Harness(backend=backend, workers=workers, trials=trials, use_cache=False, preset=preset,
-                 stage_timeouts=STAGE_TIMEOUTS) as harness:
+                 stage_timeouts=STAGE_TIMEOUTS, compute_policy=policy) as harness:
         verdicts = harness.evaluate_many(pairs)
         used = harness.preset
     outcomes = [Outcome(name=c.name, task=c.task, kind=c.kind, style=c.style, expect=c.expect, ok=v.ok,
@@ -124,10 +124,11 @@ def outcome_table(outcomes: list[Outcome]) -> str:
     return "\n".join(rows)
 
 
-def report(outcomes: list[Outcome], backend: str, preset: str | None, wall: float, command: str) -> str:
-    size = preset or "default sizes (as written)"
+def report(outcomes: list[Outcome], backend: str, preset: str | None, wall: float, command: str,
+           policy: str = "partial") -> str:
+    size = f"preset {preset}" if preset else "default sizes (as written)"
     return "\n".join([
-        f"## KernelBench candidate set: {len(outcomes)} candidates, {backend} backend, preset {size}",
+        f"## KernelBench candidate set: {len(outcomes)} candidates, {backend} backend, {size}, {policy} policy",
         "", f"Command: `{command}`", f"Wall time: {wall:.0f} s", "", *summary_lines(outcomes), "",
         outcome_table(outcomes), ""])
 
@@ -163,6 +164,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--backend", default="interpreter", help="interpreter (CPU) or cuda")
     parser.add_argument("--preset", default=None, choices=("small", "full"),
                         help="task sizes (default: the backend's: small on the interpreter, full on cuda)")
+    parser.add_argument("--policy", default="partial", choices=("partial", "strict", "task"),
+                        help="compute policy (default partial, KernelBench's rules; task: each task's own)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--trials", type=int, default=2)
     parser.add_argument("--only", help="comma-separated candidate names")
@@ -179,9 +182,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     start = time.monotonic()
-    outcomes, preset = judge(candidates, kernelbench, args.backend, args.workers, args.trials, args.preset)
+    policy = None if args.policy == "task" else args.policy
+    outcomes, preset = judge(candidates, kernelbench, args.backend, args.workers, args.trials, args.preset, policy)
     command = "python benchmarks/kernelbench_set.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    text = report(outcomes, args.backend, preset, time.monotonic() - start, command)
+    text = report(outcomes, args.backend, preset, time.monotonic() - start, command, args.policy)
     print(text)
     if args.markdown:
         args.markdown.write_text(text)
