@@ -255,7 +255,8 @@ def worker_main() -> int:
     if result is None:  # KernelBench returns None when the candidate's build hit a lock or similar
         payload = {"worker_error": "eval_kernel_against_ref returned None"}
     else:
-        payload = json.loads(result.model_dump_json()) if hasattr(result, "model_dump_json") else result.dict()
+        # metadata may hold exception objects: dump to Python values, then let json stringify them
+        payload = result.model_dump() if hasattr(result, "model_dump") else result.dict()
     print(RESULT_MARK + json.dumps(payload, default=str), flush=True)
     return 0
 

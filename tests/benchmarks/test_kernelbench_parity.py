@@ -145,12 +145,13 @@ def _fake_checkout(root: Path, result: dict) -> Path:
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("")
     (package / "eval.py").write_text(textwrap.dedent(f"""\
-        import json
         from litellm import completion  # stubbed by the parity script: not installed here
 
         class Result:
-            def model_dump_json(self):
-                return json.dumps({result!r})
+            def model_dump(self):
+                data = {result!r}
+                data.setdefault("metadata", {{}})["compilation_error"] = ValueError("not JSON")
+                return data
 
         def eval_kernel_against_ref(original_model_src, custom_model_src, **kwargs):
             assert "class Model" in original_model_src and "ModelNew" in custom_model_src
