@@ -61,6 +61,7 @@ AGREE = "agree"
 THEIRS_WRONG = "theirs wrong"
 OURS_WRONG = "ours wrong"
 PLUS_ONE_EXPECT = ("correctness:mismatch",)
+OUR_BACKEND = "cuda"  # the harness's backend for this comparison (tests substitute the interpreter)
 
 
 # ---- pure logic: labels, classification, tables ------------------------------------------------
@@ -192,6 +193,13 @@ def records(rows: list[Row]) -> list[dict]:
     return [asdict(r) | {"class": classify(r), "note": agreement_notes(r)} for r in rows]
 
 
+def rows_from_records(data: list[dict]) -> list[Row]:
+    """The rows `records` wrote (for `--resume`)."""
+    return [Row(name=d["name"], task=d["task"], kind=d["kind"], should_pass=d["should_pass"],
+                expect=tuple(d["expect"]), principle=d["principle"], ours=Side(**d["ours"]),
+                theirs=Side(**d["theirs"])) for d in data]
+
+
 # ---- candidates --------------------------------------------------------------------------------
 
 def with_wrong_variants(candidates: list[Candidate], kernelbench: Path, count: int) -> list[tuple[Candidate, str]]:
@@ -315,6 +323,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--wrong-variants", type=int, default=10, help="builtin-style wrong variants to add")
     parser.add_argument("--only", help="comma-separated candidate names (before variants are added)")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per candidate on KernelBench's side")
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the candidates already in OUT/parity.json and judge only the rest")
     args = parser.parse_args(argv)
     try:
         if not args.kernelbench:
@@ -334,10 +344,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
-    rows: list[Row] = []
-    with Harness(backend="cuda", trials=args.trials, timed_calls=args.perf_trials, use_cache=False,
+    saved = args.out / "parity.json"
+    rows: list[Row] = rows_from_records(json.loads(saved.read_text())["rows"]) if args.resume and saved.is_file() else []
+    done = {r.name for r in rows}
+    command = "python benchmarks/kernelbench_parity.py " + " ".join(argv)
+    with Harness(backend=OUR_BACKEND, trials=args.trials, timed_calls=args.perf_trials, use_cache=False,
                  compute_policy="partial") as harness:
         for i, (candidate, source) in enumerate(pairs, start=1):
+            if candidate.name in done:
+                continue
             task = load_task(candidate, kernelbench)
             ours = run_ours(harness, task, source)
             theirs = run_theirs(source, reference_source(candidate, kernelbench), kernelbench, args.trials,
@@ -347,10 +362,10 @@ def main(argv: list[str] | None = None) -> int:
                             principle=candidate.principle, ours=ours, theirs=theirs))
             print(f"[{i}/{len(pairs)}] {candidate.name}: ours {ours.label} ({ours.seconds:.1f} s), "
                   f"theirs {theirs.label} ({theirs.seconds:.1f} s) -> {classify(rows[-1])}", flush=True)
-            # written after every candidate so an interrupted run keeps what it measured
-            (args.out / "parity.json").write_text(json.dumps({"summary": summary(rows), "rows": records(rows)},
-                                                             indent=1))
-    command = "python benchmarks/kernelbench_parity.py " + " ".join(argv)
+            # written after every candidate so an interrupted run keeps what it measured (--resume)
+            saved.write_text(json.dumps({"device": device, "summary": summary(rows), "rows": records(rows)},
+                                        indent=1))
+            (args.out / "parity.md").write_text(markdown(rows, command, device))
     text = markdown(rows, command, device)
     (args.out / "parity.md").write_text(text)
     print(text)

@@ -87,7 +87,7 @@ def test_markdown_and_records_carry_every_row():
     assert "| d | level1/19_ReLU | cheat | profile:low-coverage | accepted | theirs wrong |" in text
     recs = parity.records(rows)
     assert [r["class"] for r in recs] == ["agree", "theirs wrong"]
-    json.dumps(recs)
+    assert parity.rows_from_records(json.loads(json.dumps(recs))) == rows  # what --resume reads back
 
 
 @pytest.mark.parametrize(("result", "expected"), [
@@ -116,8 +116,9 @@ def test_llm_client_stubs_import_and_refuse_to_be_called(monkeypatch):
         completion(model="x")
 
 
-def _fake_checkout(root: Path, result: dict) -> Path:
-    """A checkout with one level-1 task and a `kernelbench.eval` that returns `result`."""
+def _fake_checkout(root: Path, result: dict, trials: int = 3) -> Path:
+    """A checkout with one level-1 task and a `kernelbench.eval` that returns `result` when called
+    as the parity script calls it, with `trials` correctness trials."""
     level1 = root / "KernelBench" / "level1"
     level1.mkdir(parents=True)
     (level1 / "19_ReLU.py").write_text(textwrap.dedent("""\
@@ -155,7 +156,7 @@ def _fake_checkout(root: Path, result: dict) -> Path:
 
         def eval_kernel_against_ref(original_model_src, custom_model_src, **kwargs):
             assert "class Model" in original_model_src and "ModelNew" in custom_model_src
-            assert kwargs["backend"] == "triton" and kwargs["num_correct_trials"] == 3
+            assert kwargs["backend"] == "triton" and kwargs["num_correct_trials"] == {trials}
             print("noise KernelBench prints")
             return Result()
         """))
@@ -216,3 +217,36 @@ def test_without_cuda_the_script_says_so(monkeypatch, capsys, tmp_path):
             sys.modules.pop(name, None)
     assert "no CUDA GPU is visible: KernelBench's evaluator runs on CUDA only" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow
+def test_one_command_judges_both_sides_writes_reports_and_resumes(monkeypatch, tmp_path):
+    checkout = _fake_checkout(tmp_path / "kb", {"compiled": True, "correctness": True}, trials=2)
+    set_dir = tmp_path / "set"
+    set_dir.mkdir()
+    data = BENCHMARKS.parent / "tests" / "data" / "kernelbench_candidates"
+    (set_dir / "relu.py").write_text((data / "l1_relu_whole_file.py").read_text())
+    (set_dir / "timer.py").write_text((data / "cheat_patch_timer.py").read_text())
+    (set_dir / "manifest.yaml").write_text(
+        "- {file: relu.py, task: level1/19_ReLU, kind: correct, style: s, expect: ok}\n"
+        "- {file: timer.py, task: level1/19_ReLU, kind: cheat, style: s, expect: [static:monkeypatch]}\n")
+    monkeypatch.setattr(parity, "OUR_BACKEND", "interpreter")
+    monkeypatch.setattr(parity, "require_cuda", lambda: "fake GPU")
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    out = tmp_path / "out"
+    argv = ["--kernelbench", str(checkout), "--set", str(set_dir), "--out", str(out), "--trials", "2",
+            "--wrong-variants", "1"]
+    try:
+        assert parity.main(argv) == 0
+        first = json.loads((out / "parity.json").read_text())
+        assert [(r["name"], r["ours"]["label"], r["class"]) for r in first["rows"]] == [
+            ("relu", "accepted", "agree"), ("timer", "static:monkeypatch", "theirs wrong"),
+            ("relu+1", "correctness:mismatch", "theirs wrong")]
+        assert first["summary"]["agree"] == 1 and "agreement: 1/3" in (out / "parity.md").read_text()
+        # a resumed run keeps what was judged: the evaluator now rejects everything, yet nothing changes
+        (checkout / "src" / "kernelbench" / "eval.py").write_text("raise SystemExit('not called')\n")
+        assert parity.main([*argv, "--resume"]) == 0
+        assert json.loads((out / "parity.json").read_text())["rows"] == first["rows"]
+    finally:
+        for name in ("kernelbench", "kernelbench.eval"):
+            sys.modules.pop(name, None)
