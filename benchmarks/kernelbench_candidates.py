@@ -61,10 +61,6 @@ class Candidate:
     def level(self) -> int:
         return int(self.task.split("/", 1)[0].removeprefix("level"))
 
-    def matches(self, ok: bool, error_class: str | None) -> bool:
-        """Whether a verdict is the expected one: accepted, or rejected by an expected class."""
-        return ok if self.should_pass else (not ok and error_class in self.expect)
-
 
 def _entry(raw: object, set_dir: Path, index: int) -> Candidate:
     where = f"{set_dir / 'manifest.yaml'} entry {index + 1}"

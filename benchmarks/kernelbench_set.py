@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import sys
 import time
 from collections import Counter
@@ -36,6 +37,8 @@ from kernelbench_candidates import (  # noqa: E402
     load_candidates,
     load_task,
 )
+
+from atrl.errors import UsageError  # noqa: E402
 
 # Default sizes on a GPU need room: a 6 GiB input is judged with its float64 and trial copies.
 STAGE_TIMEOUTS = {"compile": 300, "correctness": 600, "profile": 600}
@@ -134,8 +137,6 @@ def report(outcomes: list[Outcome], backend: str, preset: str | None, wall: floa
 
 
 def _select(candidates: list[Candidate], only: str | None, kinds: str | None) -> list[Candidate]:
-    from atrl.errors import UsageError
-
     if only:
         names = [n.strip() for n in only.split(",") if n.strip()]
         unknown = sorted(set(names) - {c.name for c in candidates})
@@ -153,15 +154,12 @@ def _select(candidates: list[Candidate], only: str | None, kinds: str | None) ->
 
 
 def main(argv: list[str] | None = None) -> int:
-    import os
-
-    from atrl.errors import UsageError
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kernelbench", default=os.environ.get(KERNELBENCH_ENV),
                         help=f"KernelBench checkout (default ${KERNELBENCH_ENV})")
     parser.add_argument("--set", type=Path, default=SET_DIR, help="candidate folder holding manifest.yaml")
-    parser.add_argument("--backend", default="interpreter", help="interpreter (CPU) or cuda")
+    parser.add_argument("--backend", default="interpreter", choices=("interpreter", "cuda"),
+                        help="interpreter (CPU, TRITON_INTERPRET) or cuda")
     parser.add_argument("--preset", default=None, choices=("small", "full"),
                         help="task sizes (default: the backend's: small on the interpreter, full on cuda)")
     parser.add_argument("--policy", default="partial", choices=("partial", "strict", "task"),
@@ -178,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
             raise UsageError("no KernelBench checkout given", f"pass --kernelbench PATH or set ${KERNELBENCH_ENV}")
         kernelbench = Path(args.kernelbench)
         candidates = _select(load_candidates(args.set), args.only, args.kind)
+        for candidate in candidates:  # the checkout and every task file are checked before anything runs
+            load_task(candidate, kernelbench)
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

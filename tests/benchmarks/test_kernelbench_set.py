@@ -135,3 +135,18 @@ def test_pytorch_beside_a_scratch_launch_is_rejected_on_the_interpreter():
     [cheat] = [c for c in CANDIDATES if c.name == "cheat_torch_beside_scratch_launch"]
     [outcome], _ = kset.judge([cheat], Path(KERNELBENCH), "interpreter", workers=1, trials=2, preset=None)
     assert not outcome.ok
+
+
+def test_the_runner_names_bad_input_before_judging(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv(kc.KERNELBENCH_ENV, raising=False)
+    assert kset.main([]) == 2
+    assert "no KernelBench checkout given — pass --kernelbench PATH" in capsys.readouterr().err
+    assert kset.main(["--kernelbench", str(tmp_path)]) == 2
+    assert "holds no KernelBench levels" in capsys.readouterr().err
+    checkout = _checkout(tmp_path / "kb")  # has a (malformed) 19_ReLU only
+    assert kset.main(["--kernelbench", str(checkout), "--only", "l1_leaky_relu_autotune"]) == 2
+    assert "20_LeakyReLU.py does not exist" in capsys.readouterr().err
+    assert kset.main(["--kernelbench", str(checkout), "--only", "l1_relu_whole_file"]) == 2
+    assert "does not define get_inputs, get_init_inputs" in capsys.readouterr().err
+    assert kset.main(["--kernelbench", str(checkout), "--only", "nope"]) == 2
+    assert "--only names unknown candidates: nope" in capsys.readouterr().err
