@@ -35,7 +35,7 @@ import tempfile
 import time
 import types
 from collections import Counter
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -68,11 +68,13 @@ OUR_BACKEND = "cuda"  # the harness's backend for this comparison (tests substit
 
 @dataclass
 class Side:
-    """One evaluator's verdict: accepted or not, a short label, and the wall seconds it took."""
+    """One evaluator's verdict: accepted or not, a short label, the wall seconds it took, and
+    details worth keeping in the JSON (times, speedup, the first lines of the message)."""
 
     ok: bool
     label: str
     seconds: float
+    detail: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -286,7 +288,19 @@ def run_theirs(candidate: str, reference: str, kernelbench: Path, trials: int, p
     except subprocess.TimeoutExpired:
         result = {"worker_error": f"timed out after {timeout:.0f} s"}
     ok, label = kernelbench_label(result)
-    return Side(ok=ok, label=label, seconds=round(time.monotonic() - start, 2))
+    return Side(ok=ok, label=label, seconds=round(time.monotonic() - start, 2), detail=kernelbench_detail(result))
+
+
+def kernelbench_detail(result: dict) -> dict:
+    """Times (microseconds, as KernelBench reports them) and the correctness facts of a result."""
+    metadata = result.get("metadata") or {}
+    detail = {k: result[k] for k in ("runtime", "ref_runtime") if isinstance(result.get(k), (int, float))}
+    detail |= {k: str(metadata[k])[:300] for k in ("correctness_trials", "max_difference", "excessive_speedup",
+                                                  "correctness_issue", "runtime_error", "compilation_error")
+               if k in metadata}
+    if "worker_error" in result:
+        detail["worker_error"] = result["worker_error"]
+    return detail
 
 
 # ---- the harness's side ------------------------------------------------------------------------
@@ -294,8 +308,10 @@ def run_theirs(candidate: str, reference: str, kernelbench: Path, trials: int, p
 def run_ours(harness, task, source: str) -> Side:
     start = time.monotonic()
     verdict = harness.evaluate(task, source)
+    detail = {"stage_seconds": verdict.stage_seconds, "speedup": verdict.speedup, "flags": verdict.flags,
+              "message": (verdict.message or "")[:300]}
     return Side(ok=verdict.ok, label="accepted" if verdict.ok else str(verdict.error_class),
-                seconds=round(time.monotonic() - start, 2))
+                seconds=round(time.monotonic() - start, 2), detail=detail)
 
 
 def require_cuda() -> str | None:

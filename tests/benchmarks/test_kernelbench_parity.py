@@ -169,6 +169,7 @@ def test_run_theirs_reads_the_result_from_a_fresh_process(tmp_path):
     side = parity.run_theirs("class ModelNew: pass", "class Model: pass", checkout, trials=3, perf_trials=2,
                              timeout=120)
     assert (side.ok, side.label) == (False, "output-mismatch") and side.seconds > 0
+    assert side.detail["correctness_issue"] == "Output mismatch" and side.detail["compilation_error"] == "not JSON"
 
 
 def test_run_theirs_reports_a_dead_evaluator(tmp_path):
