@@ -16,7 +16,7 @@ reference source read from a KernelBench checkout at load time.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import yaml
@@ -36,6 +36,7 @@ PRINCIPLES = {
     "input-mutation": ("correctness:input-mutation",),
 }
 KERNELBENCH_ENV = "ATRL_KERNELBENCH"
+PLUS_ONE_EXPECT = ("correctness:mismatch",)
 REQUIRED_KEYS = ("file", "task", "kind", "style", "expect")
 OPTIONAL_KEYS = ("principle", "note")
 
@@ -148,3 +149,22 @@ def candidate_source(candidate: Candidate, root: Path) -> str:
     source = "\n".join(lines) + "\n"
     ast.parse(source)  # a marker placed inside a block would break the file: fail here, not in the judge
     return source
+
+
+def with_wrong_variants(candidates: list[Candidate], kernelbench: Path, count: int) -> list[tuple[Candidate, str]]:
+    """(candidate, source) for each candidate, then builtin-style wrong variants (the last `tl.store`
+    writes `value + 1`, as benchmarks/harness_throughput.py makes them) of the first `count`
+    correct ones, named `<name>+1`."""
+    from harness_throughput import wrong_variant
+
+    pairs = [(c, candidate_source(c, kernelbench)) for c in candidates]
+    variants: list[tuple[Candidate, str]] = []
+    for candidate, source in pairs:
+        if len(variants) >= count:
+            break
+        wrong = wrong_variant(source) if candidate.should_pass else None
+        if wrong is not None:
+            variants.append((replace(candidate, name=f"{candidate.name}+1", kind="wrong",
+                                     style="builtin-style: last tl.store writes value + 1",
+                                     expect=PLUS_ONE_EXPECT, principle=None), wrong))
+    return pairs + variants

@@ -35,7 +35,7 @@ import tempfile
 import time
 import types
 from collections import Counter
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -43,11 +43,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from kernelbench_candidates import (  # noqa: E402
     KERNELBENCH_ENV,
     SET_DIR,
-    Candidate,
-    candidate_source,
     load_candidates,
     load_task,
     reference_source,
+    with_wrong_variants,
 )
 
 # Modules KernelBench's utils imports at module level for LLM queries; evaluation never calls them.
@@ -60,7 +59,6 @@ RESULT_MARK = "PARITY-RESULT "
 AGREE = "agree"
 THEIRS_WRONG = "theirs wrong"
 OURS_WRONG = "ours wrong"
-PLUS_ONE_EXPECT = ("correctness:mismatch",)
 OUR_BACKEND = "cuda"  # the harness's backend for this comparison (tests substitute the interpreter)
 
 
@@ -200,26 +198,6 @@ def rows_from_records(data: list[dict]) -> list[Row]:
     return [Row(name=d["name"], task=d["task"], kind=d["kind"], should_pass=d["should_pass"],
                 expect=tuple(d["expect"]), principle=d["principle"], ours=Side(**d["ours"]),
                 theirs=Side(**d["theirs"])) for d in data]
-
-
-# ---- candidates --------------------------------------------------------------------------------
-
-def with_wrong_variants(candidates: list[Candidate], kernelbench: Path, count: int) -> list[tuple[Candidate, str]]:
-    """(candidate, source) for the set, then `count` builtin-style wrong variants (`value + 1` in the
-    last `tl.store`) of the first correct candidates."""
-    from harness_throughput import wrong_variant
-
-    pairs = [(c, candidate_source(c, kernelbench)) for c in candidates]
-    variants: list[tuple[Candidate, str]] = []
-    for candidate, source in pairs:
-        if len(variants) >= count:
-            break
-        wrong = wrong_variant(source) if candidate.should_pass else None
-        if wrong is not None:
-            variants.append((replace(candidate, name=f"{candidate.name}+1", kind="wrong",
-                                     style="builtin-style: last tl.store writes value + 1",
-                                     expect=PLUS_ONE_EXPECT, principle=None), wrong))
-    return pairs + variants
 
 
 # ---- KernelBench's side: one fresh process per candidate ---------------------------------------

@@ -33,9 +33,9 @@ from kernelbench_candidates import (  # noqa: E402
     KINDS,
     SET_DIR,
     Candidate,
-    candidate_source,
     load_candidates,
     load_task,
+    with_wrong_variants,
 )
 
 from atrl.errors import UsageError  # noqa: E402
@@ -73,20 +73,22 @@ class Outcome:
 
 
 def judge(candidates: list[Candidate], kernelbench: Path, backend: str, workers: int, trials: int,
-          preset: str | None, policy: str | None = "partial") -> tuple[list[Outcome], str | None]:
-    """Judge every candidate with one harness (cache off) under `policy` (None: each task's own):
-    outcomes in input order, and the size preset it ran (None: the tasks as written)."""
+          preset: str | None, policy: str | None = "partial", wrong_variants: int = 0
+          ) -> tuple[list[Outcome], str | None]:
+    """Judge every candidate, then `wrong_variants` builtin-style wrong variants of the first correct
+    ones, with one harness (cache off) under `policy` (None: each task's own): outcomes in input
+    order, and the size preset it ran (None: the tasks as written)."""
     from atrl.harness.api import Harness
 
-    pairs = [(load_task(c, kernelbench), candidate_source(c, kernelbench)) for c in candidates]
+    pairs = with_wrong_variants(candidates, kernelbench, wrong_variants)
     with Harness(backend=backend, workers=workers, trials=trials, use_cache=False, preset=preset,
                  stage_timeouts=STAGE_TIMEOUTS, compute_policy=policy) as harness:
-        verdicts = harness.evaluate_many(pairs)
+        verdicts = harness.evaluate_many([(load_task(c, kernelbench), source) for c, source in pairs])
         used = harness.preset
     outcomes = [Outcome(name=c.name, task=c.task, kind=c.kind, style=c.style, expect=c.expect, ok=v.ok,
                     error_class=v.error_class, stage=v.stage, seconds=round(sum(v.stage_seconds.values()), 2),
                     message=(v.message or "")[:400])
-                for c, v in zip(candidates, verdicts, strict=True)]
+                for (c, _), v in zip(pairs, verdicts, strict=True)]
     return outcomes, used
 
 
@@ -168,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trials", type=int, default=2)
     parser.add_argument("--only", help="comma-separated candidate names")
     parser.add_argument("--kind", help="comma-separated kinds to judge (correct, cheat, wrong)")
+    parser.add_argument("--wrong-variants", type=int, default=0,
+                        help="also judge builtin-style wrong variants (last tl.store + 1) of the first N correct ones")
     parser.add_argument("--markdown", type=Path, help="also write the report here")
     parser.add_argument("--json", type=Path, help="write one record per candidate here")
     args = parser.parse_args(argv)
@@ -183,7 +187,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     start = time.monotonic()
     policy = None if args.policy == "task" else args.policy
-    outcomes, preset = judge(candidates, kernelbench, args.backend, args.workers, args.trials, args.preset, policy)
+    outcomes, preset = judge(candidates, kernelbench, args.backend, args.workers, args.trials, args.preset, policy,
+                             args.wrong_variants)
     command = "python benchmarks/kernelbench_set.py " + " ".join(argv if argv is not None else sys.argv[1:])
     text = report(outcomes, args.backend, preset, time.monotonic() - start, command, args.policy)
     print(text)

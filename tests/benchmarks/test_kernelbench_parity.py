@@ -180,7 +180,7 @@ def test_run_theirs_reports_a_dead_evaluator(tmp_path):
 
 
 def test_wrong_variants_follow_the_correct_candidates(tmp_path):
-    from kernelbench_candidates import load_candidates
+    from kernelbench_candidates import PLUS_ONE_EXPECT, load_candidates, with_wrong_variants
 
     checkout = _fake_checkout(tmp_path / "kb", {})
     set_dir = tmp_path / "set"
@@ -191,10 +191,10 @@ def test_wrong_variants_follow_the_correct_candidates(tmp_path):
     (set_dir / "manifest.yaml").write_text(
         "- {file: relu.py, task: level1/19_ReLU, kind: correct, style: s, expect: ok}\n"
         "- {file: cheat.py, task: level1/19_ReLU, kind: cheat, style: s, expect: [static:pytorch-compute]}\n")
-    pairs = parity.with_wrong_variants(load_candidates(set_dir), checkout, count=5)
+    pairs = with_wrong_variants(load_candidates(set_dir), checkout, count=5)
     assert [c.name for c, _ in pairs] == ["relu", "cheat", "relu+1"]  # cheats get no variant
     variant, code = pairs[-1]
-    assert variant.expect == parity.PLUS_ONE_EXPECT and not variant.should_pass
+    assert variant.expect == PLUS_ONE_EXPECT and not variant.should_pass
     assert "+ 1" in code and "batch_size = 16" in code  # the echoed reference was filled in first
 
 
