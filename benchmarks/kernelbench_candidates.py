@@ -151,20 +151,38 @@ def candidate_source(candidate: Candidate, root: Path) -> str:
     return source
 
 
-def with_wrong_variants(candidates: list[Candidate], kernelbench: Path, count: int) -> list[tuple[Candidate, str]]:
-    """(candidate, source) for each candidate, then builtin-style wrong variants (the last `tl.store`
-    writes `value + 1`, as benchmarks/harness_throughput.py makes them) of the first `count`
-    correct ones, named `<name>+1`."""
-    from harness_throughput import wrong_variant
+class _StoresPlusOne(ast.NodeTransformer):
+    """Rewrites the value argument of every `tl.store(ptr, value, ...)` to `value + 1`."""
 
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "store" and len(node.args) >= 2:
+            node.args[1] = ast.BinOp(left=node.args[1], op=ast.Add(), right=ast.Constant(1))
+        return node
+
+
+def plus_one_variant(source: str) -> str | None:
+    """`source` with every `tl.store` writing `value + 1` (every store: a kernel may take a branch
+    the last store is not on); None when it has no store."""
+    tree = ast.parse(source)
+    if not any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "store"
+               for n in ast.walk(tree)):
+        return None
+    return ast.unparse(ast.fix_missing_locations(_StoresPlusOne().visit(tree)))
+
+
+def with_wrong_variants(candidates: list[Candidate], kernelbench: Path, count: int) -> list[tuple[Candidate, str]]:
+    """(candidate, source) for each candidate, then builtin-style wrong variants (`value + 1` in
+    every `tl.store`; benchmarks/harness_throughput.py changes only the last one, which a kernel may
+    branch around) of the first `count` correct ones, named `<name>+1`."""
     pairs = [(c, candidate_source(c, kernelbench)) for c in candidates]
     variants: list[tuple[Candidate, str]] = []
     for candidate, source in pairs:
         if len(variants) >= count:
             break
-        wrong = wrong_variant(source) if candidate.should_pass else None
+        wrong = plus_one_variant(source) if candidate.should_pass else None
         if wrong is not None:
             variants.append((replace(candidate, name=f"{candidate.name}+1", kind="wrong",
-                                     style="builtin-style: last tl.store writes value + 1",
+                                     style="builtin-style: tl.store writes value + 1",
                                      expect=PLUS_ONE_EXPECT, principle=None), wrong))
     return pairs + variants

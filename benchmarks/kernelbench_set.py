@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", help="comma-separated candidate names")
     parser.add_argument("--kind", help="comma-separated kinds to judge (correct, cheat, wrong)")
     parser.add_argument("--wrong-variants", type=int, default=0,
-                        help="also judge builtin-style wrong variants (last tl.store + 1) of the first N correct ones")
+                        help="also judge builtin-style wrong variants (tl.store writes value + 1) of the first N correct ones")
     parser.add_argument("--markdown", type=Path, help="also write the report here")
     parser.add_argument("--json", type=Path, help="write one record per candidate here")
     args = parser.parse_args(argv)

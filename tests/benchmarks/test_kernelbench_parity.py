@@ -198,6 +198,14 @@ def test_wrong_variants_follow_the_correct_candidates(tmp_path):
     assert "+ 1" in code and "batch_size = 16" in code  # the echoed reference was filled in first
 
 
+def test_plus_one_reaches_every_store():
+    from kernelbench_candidates import plus_one_variant
+
+    source = "def k(p, x, EVEN):\n    if EVEN:\n        tl.store(p, x)\n    else:\n        tl.store(p, x, mask=m)\n"
+    assert plus_one_variant(source).count("tl.store(p, x + 1") == 2  # the branch taken may be either
+    assert plus_one_variant("def f():\n    return 1\n") is None
+
+
 def test_a_bad_checkout_is_named(capsys, tmp_path):
     assert parity.main(["--kernelbench", str(tmp_path)]) == 2
     assert f"{tmp_path}/src/kernelbench/eval.py does not exist" in capsys.readouterr().err
