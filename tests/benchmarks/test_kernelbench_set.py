@@ -1,0 +1,152 @@
+"""The KernelBench candidate set: its manifest, the `# @echo-reference` marker, the runner's
+summary, and (with a KernelBench checkout in $ATRL_KERNELBENCH) a handful of candidates judged on
+the interpreter at the `small` preset, each getting the verdict the manifest expects."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from atrl.errors import UsageError
+from atrl.harness.failures import FAILURE_CLASSES
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+sys.path.insert(0, str(BENCHMARKS))
+import kernelbench_candidates as kc  # noqa: E402
+
+_spec = importlib.util.spec_from_file_location("kernelbench_set", BENCHMARKS / "kernelbench_set.py")
+kset = importlib.util.module_from_spec(_spec)
+sys.modules["kernelbench_set"] = kset
+_spec.loader.exec_module(kset)
+
+CANDIDATES = kc.load_candidates()
+KERNELBENCH = os.environ.get(kc.KERNELBENCH_ENV)
+needs_checkout = pytest.mark.skipif(
+    not KERNELBENCH, reason=f"no KernelBench checkout: set ${kc.KERNELBENCH_ENV} to its root to judge the set")
+
+
+def test_the_set_is_kernelbench_sized():
+    correct = [c for c in CANDIDATES if c.kind == "correct"]
+    assert len(correct) >= 40
+    assert {c.level for c in correct} == {1, 2}
+    assert len({c.task for c in correct}) == len(correct)  # one correct kernel per task
+    assert any(c.kind == "cheat" for c in CANDIDATES) and any(c.kind == "wrong" for c in CANDIDATES)
+
+
+def test_every_file_is_listed_and_every_expected_class_exists():
+    listed = {c.path.name for c in CANDIDATES}
+    on_disk = {p.name for p in kc.SET_DIR.glob("*.py")}
+    assert listed == on_disk
+    for c in CANDIDATES:
+        assert all(e in FAILURE_CLASSES for e in c.expect), (c.name, c.expect)
+        if c.principle:
+            assert set(kc.PRINCIPLES[c.principle]) & set(c.expect), c.name
+
+
+def _manifest(tmp_path: Path, text: str) -> Path:
+    (tmp_path / "a.py").write_text("class ModelNew: pass\n")
+    (tmp_path / "manifest.yaml").write_text(text)
+    return tmp_path
+
+
+@pytest.mark.parametrize(("text", "problem"), [
+    ("- {file: a.py, task: level1/19_ReLU, kind: correct, style: s, expect: ok, extra: 1}\n", "unknown keys extra"),
+    ("- {file: a.py, task: level1/19_ReLU, kind: good, style: s, expect: ok}\n", "kind 'good' is unknown"),
+    ("- {file: a.py, task: level1/19_ReLU, kind: cheat, style: s, expect: ok}\n", "kind cheat with expect 'ok'"),
+    ("- {file: b.py, task: level1/19_ReLU, kind: correct, style: s, expect: ok}\n", "b.py does not exist"),
+    ("- {file: a.py, task: level1/19_ReLU, style: s, expect: ok}\n", "lacks kind"),
+    ("- {file: a.py, task: level1/19_ReLU, kind: wrong, style: s, expect: [x], principle: luck}\n",
+     "principle 'luck' is unknown"),
+    ("- {file: a.py, style: range [0, 1), kind: correct}\n", "is not valid YAML"),
+])
+def test_a_malformed_manifest_is_named(tmp_path, text, problem):
+    with pytest.raises(UsageError, match="manifest.yaml") as error:
+        kc.load_candidates(_manifest(tmp_path, text))
+    assert problem in str(error.value)
+
+
+def _checkout(root: Path) -> Path:
+    level1 = root / "KernelBench" / "level1"
+    level1.mkdir(parents=True)
+    (level1 / "19_ReLU.py").write_text("import torch\n\nclass Model:\n    pass\n\nN = 4\n")
+    return root
+
+
+def test_the_marker_line_is_replaced_by_the_reference_source(tmp_path):
+    checkout = _checkout(tmp_path / "kb")
+    set_dir = tmp_path / "set"
+    set_dir.mkdir()
+    (set_dir / "a.py").write_text("# @echo-reference\n\nimport triton\n\nclass ModelNew:\n    pass\n")
+    (set_dir / "manifest.yaml").write_text("- {file: a.py, task: level1/19_ReLU, kind: correct, style: s, expect: ok}\n")
+    [candidate] = kc.load_candidates(set_dir)
+    source = kc.candidate_source(candidate, checkout)
+    assert source.startswith("import torch\n\nclass Model:\n    pass\n\nN = 4\n\nimport triton")
+    assert kc.MARKER not in source
+    missing = kc.Candidate(name="b", path=set_dir / "a.py", task="level1/20_LeakyReLU", kind="correct", style="s")
+    with pytest.raises(UsageError, match="20_LeakyReLU.py does not exist"):
+        kc.candidate_source(missing, checkout)
+    with pytest.raises(UsageError, match="no KernelBench levels"):
+        kc.candidate_source(candidate, tmp_path / "set")
+
+
+def test_summary_reports_false_rejections_and_uncaught_cheats():
+    def outcome(name, kind, expect, ok, error_class=None):
+        return kset.Outcome(name=name, task="level1/19_ReLU", kind=kind, style="s", expect=expect, ok=ok,
+                            error_class=error_class, stage="done", seconds=1.0)
+
+    outcomes = [outcome("good", "correct", (), True), outcome("lost", "correct", (), False, "out-of-memory"),
+                outcome("passes", "cheat", ("profile:low-coverage",), True),
+                outcome("caught", "cheat", ("static:monkeypatch",), False, "static:monkeypatch"),
+                outcome("other", "cheat", ("static:monkeypatch",), False, "timeout")]
+    lines = kset.summary_lines(outcomes)
+    assert lines[0] == "- correct: 1/2 as expected; false rejections 1/2 (lost: out-of-memory)"
+    assert lines[1] == ("- cheat: 1/3 as expected; accepted (not caught) 1/3 (passes); "
+                        "caught by static:monkeypatch ×1, timeout ×1")
+    table = kset.outcome_table(outcomes)
+    assert "| other | level1/19_ReLU | cheat | s | static:monkeypatch | timeout | **NO** |" in table
+
+
+# One of each kind the interpreter judges as the manifest expects today (correct whole-file,
+# several kernels, a partial-policy conv fusion, a static cheat, two principled rejections).
+JUDGED_ON_CPU = ("l1_relu_whole_file", "l1_softmax_two_kernels", "l2_conv_relu_hardswish_inplace",
+                 "cheat_reference_by_name", "wrong_elu_negative_branch", "wrong_relu_in_place_on_input")
+
+
+@needs_checkout
+@pytest.mark.slow
+def test_a_handful_of_candidates_get_their_expected_verdicts_on_the_interpreter():
+    chosen = [c for c in CANDIDATES if c.name in JUDGED_ON_CPU]
+    assert len(chosen) == len(JUDGED_ON_CPU)
+    outcomes, preset = kset.judge(chosen, Path(KERNELBENCH), "interpreter", workers=2, trials=2, preset=None)
+    assert preset == "small"
+    wrong = [(o.name, o.expected_text, o.got_text, o.message[:300]) for o in outcomes if not o.as_expected]
+    assert not wrong
+
+
+@needs_checkout
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="on the interpreter nothing yet decides who computed the output "
+                                       "(issue 15 item 3): PyTorch beside a scratch launch is accepted")
+def test_pytorch_beside_a_scratch_launch_is_rejected_on_the_interpreter():
+    [cheat] = [c for c in CANDIDATES if c.name == "cheat_torch_beside_scratch_launch"]
+    [outcome], _ = kset.judge([cheat], Path(KERNELBENCH), "interpreter", workers=1, trials=2, preset=None)
+    assert not outcome.ok
+
+
+def test_the_runner_names_bad_input_before_judging(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv(kc.KERNELBENCH_ENV, raising=False)
+    assert kset.main([]) == 2
+    assert "no KernelBench checkout given — pass --kernelbench PATH" in capsys.readouterr().err
+    assert kset.main(["--kernelbench", str(tmp_path)]) == 2
+    assert "holds no KernelBench levels" in capsys.readouterr().err
+    checkout = _checkout(tmp_path / "kb")  # has a (malformed) 19_ReLU only
+    assert kset.main(["--kernelbench", str(checkout), "--only", "l1_leaky_relu_autotune"]) == 2
+    assert "20_LeakyReLU.py does not exist" in capsys.readouterr().err
+    assert kset.main(["--kernelbench", str(checkout), "--only", "l1_relu_whole_file"]) == 2
+    assert "does not define get_inputs, get_init_inputs" in capsys.readouterr().err
+    assert kset.main(["--kernelbench", str(checkout), "--only", "nope"]) == 2
+    assert "--only names unknown candidates: nope" in capsys.readouterr().err
