@@ -1,0 +1,131 @@
+"""Tier 1 of the credit experiment (docs/experiments/atrl-vs-grpo.md): estimators on fixed rollouts.
+
+    python benchmarks/credit_gradients.py --run DIR --model SPEC [--group-size G] [--arms seg,traj,grpo]
+        [--dim 8192] [--splits 500] [--bootstrap 300] --out DIR
+
+DIR is an `atrl eval --out` directory (each task's samples form a group; collect with
+`--samples 8` and the training agent settings) or an `atrl train --out` directory with its
+`--group-size`. SPEC is the policy that generated them (`hf:DIR`, `smollm2-135m`, `tiny-random`).
+For each arm: split-half agreement of the mean gradient (mean over random halvings, with the
+2.5-97.5 percentiles over halvings), gradient signal-to-noise, and the shares of segments ≥ 2 and
+of summary tokens. Writes gradients.md and gradients.json to --out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+import torch
+
+from atrl.errors import UsageError
+from atrl.rl.credit_gradients import (
+    CountSketch,
+    EstimatorArm,
+    bootstrap,
+    group_gradients,
+    load_groups,
+    share,
+    signal_to_noise,
+    split_half_cosines,
+)
+
+ARMS = {
+    "seg": EstimatorArm("seg", "atrl", "segment"),
+    "traj": EstimatorArm("traj", "atrl", "trajectory"),
+    "grpo": EstimatorArm("grpo", "grpo", "trajectory"),
+    "drgrpo": EstimatorArm("drgrpo", "drgrpo", "trajectory"),
+}
+
+
+def _model(spec: str, out: Path):
+    """The policy's model in fp32, trainable, and its pad id."""
+    from atrl.rl.trainer import _load_policy
+
+    policy = _load_policy(spec, out)
+    model = policy.model.float().requires_grad_(True).eval()
+    tokenizer = getattr(policy, "tokenizer", None)
+    pad = getattr(tokenizer, "pad_token_id", None)
+    return model, pad if pad is not None else (getattr(tokenizer, "eos_token_id", None) or 0)
+
+
+def measure(grads: dict[str, torch.Tensor], splits: int, resamples: int) -> dict:
+    whole = grads["all"]
+    n = whole.shape[0]
+    cosines = split_half_cosines(whole, splits)
+    return {
+        "groups": n,
+        "groups_with_signal": int((whole.abs().sum(1) > 0).sum()),
+        "split_half_cosine": statistics.fmean(cosines),
+        # over random halvings: a bootstrap over groups would put one group in both halves
+        "split_half_cosine_ci95": [sorted(cosines)[int(0.025 * (len(cosines) - 1))],
+                                   sorted(cosines)[int(0.975 * (len(cosines) - 1))]],
+        "signal_to_noise": signal_to_noise(whole),
+        "signal_to_noise_ci95": list(bootstrap(lambda idx: signal_to_noise(whole[idx]), n, resamples)),
+        "share_later_segments": share(grads["later_segments"], whole),
+        "share_later_segments_ci95": list(bootstrap(
+            lambda idx: share(grads["later_segments"][idx], whole[idx]), n, resamples)),
+        "share_summaries": share(grads["summaries"], whole),
+        "share_summaries_ci95": list(bootstrap(lambda idx: share(grads["summaries"][idx], whole[idx]), n, resamples)),
+    }
+
+
+def markdown(results: dict[str, dict], groups: int, episodes: int) -> str:
+    def ci(r: dict, key: str) -> str:
+        low, high = r[f"{key}_ci95"]
+        return f"{r[key]:.3f} [{low:.3f}, {high:.3f}]"
+
+    lines = [f"# Estimators on fixed rollouts: {groups} groups, {episodes} episodes", "",
+             "| arm | groups with signal | split-half cosine | signal-to-noise | share: segments ≥ 2 | share: summaries |",
+             "|---|---:|---|---|---|---|"]
+    for name, r in results.items():
+        lines.append(f"| {name} | {r['groups_with_signal']}/{r['groups']} | {ci(r, 'split_half_cosine')} | "
+                     f"{ci(r, 'signal_to_noise')} | {ci(r, 'share_later_segments')} | {ci(r, 'share_summaries')} |")
+    lines += ["", "Intervals: split-half cosine, 2.5-97.5 percentiles over random halvings of the groups; "
+              "the others, bootstrap 95% over groups."]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--run", type=Path, required=True)
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--group-size", type=int, default=None)
+    parser.add_argument("--arms", default="seg,traj,grpo")
+    parser.add_argument("--dim", type=int, default=8192)
+    parser.add_argument("--splits", type=int, default=500)
+    parser.add_argument("--bootstrap", type=int, default=300)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    try:
+        unknown = [a for a in args.arms.split(",") if a not in ARMS]
+        if unknown:
+            raise UsageError(f"unknown arm(s) {', '.join(unknown)}", f"use some of {', '.join(ARMS)}")
+        groups = load_groups(args.run, args.group_size)
+        if len(groups) < 4:
+            raise UsageError(f"{args.run} gives {len(groups)} groups", "collect at least 4 tasks with several samples each")
+    except UsageError as exc:
+        print(f"error: {exc} — {exc.fix}", file=sys.stderr)
+        return 2
+    args.out.mkdir(parents=True, exist_ok=True)
+    model, pad_id = _model(args.model, args.out)
+    device = next(model.parameters()).device
+    sketch = CountSketch(model, args.dim)
+    results = {}
+    for name in args.arms.split(","):
+        grads = group_gradients(model, groups, ARMS[name], sketch, pad_id, device, autocast=device.type == "cuda")
+        results[name] = measure(grads, args.splits, args.bootstrap)
+        print(f"{name}: split-half cosine {results[name]['split_half_cosine']:.3f}", flush=True)
+    episodes = sum(len(g) for g in groups)
+    (args.out / "gradients.json").write_text(json.dumps({"groups": len(groups), "episodes": episodes,
+                                                         "results": results}, indent=1) + "\n")
+    (args.out / "gradients.md").write_text(markdown(results, len(groups), episodes) + "\n")
+    print(f"-> {args.out}/gradients.md")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

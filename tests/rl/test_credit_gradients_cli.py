@@ -1,0 +1,39 @@
+"""benchmarks/credit_gradients.py end to end on a tiny model's training run, and its input errors."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+from rl_builders import synthetic_tasks, tiny_config
+
+_PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "credit_gradients.py"
+_spec = importlib.util.spec_from_file_location("credit_gradients_cli", _PATH)
+cli = importlib.util.module_from_spec(_spec)
+sys.modules["credit_gradients_cli"] = cli
+_spec.loader.exec_module(cli)
+
+
+def test_writes_every_arm_with_intervals(tmp_path):
+    from atrl.rl.trainer import Trainer
+
+    run = tmp_path / "run"
+    Trainer(tiny_config(run, steps=2, synthetic_saturation=2), tasks=synthetic_tasks(2)).run()
+    out = tmp_path / "out"
+    assert cli.main(["--run", str(run), "--model", "tiny-random:0", "--group-size", "4", "--dim", "256",
+                     "--splits", "20", "--bootstrap", "10", "--out", str(out)]) == 0
+    data = json.loads((out / "gradients.json").read_text())
+    assert data["groups"] == 4 and set(data["results"]) == {"seg", "traj", "grpo"}
+    for r in data["results"].values():
+        low, high = r["split_half_cosine_ci95"]
+        assert -1.0 <= low <= r["split_half_cosine"] <= high <= 1.0
+    assert "| seg |" in (out / "gradients.md").read_text()
+
+
+def test_bad_inputs_are_clear_errors(tmp_path, capsys):
+    assert cli.main(["--run", str(tmp_path), "--model", "tiny-random:0", "--out", str(tmp_path / "o")]) == 2
+    assert "atrl eval --out" in capsys.readouterr().err
+    assert cli.main(["--run", str(tmp_path), "--model", "x", "--arms", "seg,nope", "--out", str(tmp_path / "o")]) == 2
+    assert "unknown arm(s) nope" in capsys.readouterr().err
