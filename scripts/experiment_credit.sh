@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
 # The credit experiment (docs/experiments/atrl-vs-grpo.md), one command per phase:
+#   scripts/experiment_credit.sh collect        tier 1: START plays SAMPLES episodes of every level-1
+#                                               training task with the tier-3 agent settings    -> $ROOT/rollouts
+#   scripts/experiment_credit.sh gradients      tier 1: every estimator's gradient on those rollouts -> $ROOT/gradients
 #   scripts/experiment_credit.sh relay          tier 2: every arm x spread x seed of the key-relay
 #                                               environment, PARALLEL runs at a time on one GPU  -> $ROOT/<arm>-x<spread>-s<seed>
 #   scripts/experiment_credit.sh relay-summary  per-seed areas under the relay curve, tests, plot -> $ROOT/summary
@@ -7,7 +10,8 @@
 # grpo, and the negative controls seg1 / traj1 (max_segments 1: one segment, where the two credits
 # coincide). Every phase resumes: finished runs are skipped, unfinished ones continue.
 # Settings: ROOT (runs/credit-relay), ARMS ("seg traj"), SPREADS ("0 1.0"), SEEDS ("0 1 2 3 4 5"),
-# STEPS (40), PARALLEL (8), PY (python3), TRAIN_SET (more key=value overrides for every run).
+# STEPS (40), PARALLEL (8), PY (python3), TRAIN_SET (more key=value overrides for every run);
+# tier 1: START (hf:runs/sft/model), SAMPLES (8), BACKEND (cuda), COLLECT_SET (more eval --set overrides).
 # CPU smoke run (tiny random model):
 #   ROOT=runs/relay-cpu SEEDS=0 STEPS=2 PARALLEL=2 TRAIN_SET="model=tiny-random:0 bf16=false \
 #     agent.context_budget=1200 agent.max_response_tokens=6 agent.summary_tokens=6 group_size=2 tasks_per_step=2 \
@@ -23,6 +27,10 @@ PARALLEL=${PARALLEL:-8}
 PY=${PY:-python3}
 TRAIN_SET=${TRAIN_SET:-}
 CONFIG=configs/experiment-credit-relay.yaml
+START=${START:-hf:runs/sft/model}
+SAMPLES=${SAMPLES:-8}
+BACKEND=${BACKEND:-cuda}
+COLLECT_SET=${COLLECT_SET:-}
 mkdir -p "$ROOT"
 
 trap 'status=$?; kill $(jobs -p) 2>/dev/null || true; exit $status' EXIT
@@ -68,8 +76,19 @@ relay() {
     return $failed
 }
 
+collect() {  # the agent settings of configs/train-compaction-gpu.yaml
+    local sets=() kv
+    for kv in $COLLECT_SET; do sets+=(--set "$kv"); done
+    $PY -m atrl eval --split configs/split-builtin.yaml --split-part train --level 1 --policy "$START" \
+        --samples "$SAMPLES" --backend "$BACKEND" --kb --max-turns 2 --turns-per-segment 1 --context-budget 4608 \
+        --max-response-tokens 1024 --temperature 1.0 --set top_p=1.0 --set max_segments=2 --set summary_tokens=128 \
+        --set kb_tokens=400 "${sets[@]}" --out "$ROOT/rollouts"
+}
+
 case "${1:-}" in
+    collect) collect ;;
+    gradients) $PY benchmarks/credit_gradients.py --run "$ROOT/rollouts" --model "$START" --out "$ROOT/gradients" ;;
     relay) relay ;;
     relay-summary) $PY benchmarks/credit_relay_summary.py --runs "$ROOT" --out "$ROOT/summary" ;;
-    *) sed -n '2,14p' "$0"; exit 2 ;;
+    *) sed -n '2,19p' "$0"; exit 2 ;;
 esac
