@@ -80,6 +80,7 @@ def test_ray_verdicts_equal_the_in_process_harness(judges):
     assert [v.error_class for v in got][:5] == [None, "correctness:mismatch", "compile:triton",
                                                  "static:no-triton-kernel", "format:no-code"]
     assert progress[-1] == (len(candidates), len(candidates))
+    assert got[6] is not got[0]  # the repeated candidate: its own verdict object
     # only the four distinct candidates that must run crossed to the fleet; both actors took some
     assert judges.stats.judged == 4 and judges.stats.joined == 1
     assert sorted(judges.stats.per_member) == [0, 1]
@@ -128,6 +129,9 @@ for phase, use_cache in (("fleet", False), ("cache", True)):
         verdicts = harness.evaluate_many([tuple(p) for p in pairs])
         out[phase] = {"pids": sorted(m.pid for m in harness.fleet.members), "judged": harness.stats.judged,
                       "verdicts": [(v.stage, v.ok, v.error_class, v.score, v.cached) for v in verdicts]}
+# a fleet this driver creates and leaves behind when it exits: detached, it stays for others
+out["left_behind"] = RayHarness(backend="interpreter", workers=1,
+                                fleet=FleetOptions(name="left-behind", actors=1)).fleet.members[0].pid
 print("RESULT " + json.dumps(out))
 """
 
@@ -151,3 +155,7 @@ def test_two_drivers_share_one_fleet_and_a_cache_directory(judges, cluster, tmp_
     # with the shared cache directory nothing crossed to the fleet: every verdict was cached
     assert other["cache"]["judged"] == 0
     assert [tuple(v) for v in other["cache"]["verdicts"]] == [(*e, True) for e in expected]
+    # the fleet the other driver started outlived it
+    left_behind = FleetOptions(name="left-behind")
+    assert [m.pid for m in _members(left_behind)] == [other["left_behind"]]
+    stop_fleet(left_behind)
