@@ -31,6 +31,7 @@ from atrl.harness.pool import PoolClosedError
 from atrl.harness.verdict import Verdict
 
 MAX_ATTEMPTS = 4  # sends of one job before its waiters get FleetLostError
+PROBE_RETRY_S = 0.5
 
 
 class FleetLostError(RuntimeError):
@@ -82,13 +83,15 @@ class DispatchStats:
 class Dispatcher:
     """Sends jobs to `handles` (actors with an async `judge(key, task, code, options)` returning
     `(Verdict, seconds)` and a `describe()`), `workers[i]` being actor i's pool size.
-    `lost_errors`: the exceptions saying an actor (or its node) is gone."""
+    `lost_errors`: the exceptions saying an actor (or its node) is gone; `restarting_errors`:
+    those of them that say it is coming back (a probe then asks again after `PROBE_RETRY_S`)."""
 
     def __init__(self, handles: Sequence[Any], workers: Sequence[int], lost_errors: tuple[type[BaseException], ...],
-                 fleet_name: str = "") -> None:
+                 fleet_name: str = "", restarting_errors: tuple[type[BaseException], ...] = ()) -> None:
         self.members = [Member(i, h, capacity=w + 1) for i, (h, w) in enumerate(zip(handles, workers, strict=True))]
         self.stats = DispatchStats()
         self._lost_errors = lost_errors
+        self._restarting_errors = restarting_errors
         self._fleet_name = fleet_name
         self._queue: deque[_Job] = deque()
         self._running: dict[str, _Job] = {}  # key -> job queued or in flight
@@ -170,6 +173,11 @@ class Dispatcher:
 
     def _on_probed(self, member: Member, answer: Future) -> None:
         error = answer.exception()
+        if isinstance(error, self._restarting_errors) and not self._closed:
+            timer = threading.Timer(PROBE_RETRY_S, lambda: self._post(("reprobe", member)))
+            timer.daemon = True
+            timer.start()
+            return
         member.state = "gone" if error is not None else "up"
         if all(m.state == "gone" for m in self.members):
             lost = FleetLostError(f"every actor of fleet {self._fleet_name!r} is gone; restart it (a new harness "
@@ -206,12 +214,18 @@ class Dispatcher:
             answer.set_exception(exc)
         answer.add_done_callback(lambda done: self._post(("landed", job, member, done)))
 
+    def _on_reprobe(self, member: Member) -> None:
+        self._send_probe(member)
+
     def _probe(self, member: Member) -> None:
-        """Ask a lost actor to describe itself: Ray answers once it has restarted it (up again),
-        or raises when it will not (gone)."""
+        """Ask a lost actor to describe itself until Ray has restarted it (up again) or says it
+        will not (gone)."""
         if member.state != "up":
             return
         member.state = "probing"
+        self._send_probe(member)
+
+    def _send_probe(self, member: Member) -> None:
         try:
             answer = member.handle.describe.remote().future()
         except self._lost_errors as exc:

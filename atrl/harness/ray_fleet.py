@@ -14,6 +14,7 @@ dispatcher re-sends the jobs it lost (`atrl.harness.ray_dispatch`).
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +24,7 @@ from atrl.harness.ray_judge import CPU_WORKERS_PER_ACTOR, JudgeActor, JudgeSpec,
 DEFAULT_FLEET = "atrl-judges"
 NAMESPACE = "atrl"
 PLACE_TIMEOUT_S = 300.0  # placing an actor and importing torch in it on a loaded node
+RESTART_POLL_S = 0.5
 RAY_EXTRA_FIX = "install it with pip install 'atrl[ray]', or judge here with --harness local"
 
 
@@ -127,8 +129,26 @@ def fleet_status(options: FleetOptions = FleetOptions()) -> list[MemberInfo]:
     """What each actor of the fleet reports (jobs started and shared included); [] when none."""
     ray = import_ray()
     names = _actor_names(options)
-    handles = [ray.get_actor(name, namespace=options.namespace) for name in names]
-    return list(ray.get([h.describe.remote() for h in handles], timeout=PLACE_TIMEOUT_S))
+    return describe_members(ray, [ray.get_actor(name, namespace=options.namespace) for name in names])
+
+
+def describe_members(ray: Any, handles: list[Any], timeout_s: float = PLACE_TIMEOUT_S) -> list[MemberInfo]:
+    """Each actor's `describe()`, waiting for one that Ray is restarting (it answers
+    `ActorUnavailableError` meanwhile) up to `timeout_s`."""
+    from ray.exceptions import ActorUnavailableError, GetTimeoutError
+
+    deadline = time.monotonic() + timeout_s
+    members: list[MemberInfo] = []
+    for handle in handles:
+        while True:
+            try:
+                members.append(ray.get(handle.describe.remote(), timeout=max(1.0, deadline - time.monotonic())))
+                break
+            except ActorUnavailableError:
+                if time.monotonic() > deadline:
+                    raise GetTimeoutError("an actor stayed unavailable (restarting)") from None
+                time.sleep(RESTART_POLL_S)
+    return members
 
 
 def stop_fleet(options: FleetOptions = FleetOptions()) -> int:
@@ -190,7 +210,7 @@ def _describe(ray: Any, handles: list[Any], names: list[str], spec: JudgeSpec,
     from ray.exceptions import GetTimeoutError, RayActorError
 
     try:
-        members = list(ray.get([h.describe.remote() for h in handles], timeout=PLACE_TIMEOUT_S))
+        members = describe_members(ray, handles)
     except GetTimeoutError:
         raise UsageError(
             f"the actors of fleet {options.name!r} were not placed within {PLACE_TIMEOUT_S:.0f} s; each needs "

@@ -50,7 +50,8 @@ class RayHarness(Harness):
         ray = import_ray()
         lost = (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError)
         self._dispatcher = Dispatcher(self.fleet.handles, [m.workers for m in self.fleet.members], lost,
-                                      fleet_name=fleet.name)
+                                      fleet_name=fleet.name,
+                                      restarting_errors=(ray.exceptions.ActorUnavailableError,))
         self._init_cascade(self.fleet.backend, preset, trials=trials, timed_calls=timed_calls, cache_dir=cache_dir,
                            use_cache=use_cache, score_config=score_config, compile_baseline=compile_baseline,
                            warmup_calls=warmup_calls, seed=seed, coverage_threshold=coverage_threshold,

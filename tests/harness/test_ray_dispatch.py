@@ -15,6 +15,10 @@ class Lost(Exception):
     """Stands in for Ray's RayActorError."""
 
 
+class Restarting(Lost):
+    """Stands in for Ray's ActorUnavailableError (the actor is being restarted)."""
+
+
 class _Method:
     def __init__(self, calls: list) -> None:
         self.calls = calls
@@ -54,7 +58,7 @@ def actors():
 
 @pytest.fixture
 def dispatcher(actors):
-    d = Dispatcher(actors, workers=[1, 1], lost_errors=(Lost,), fleet_name="test")
+    d = Dispatcher(actors, workers=[1, 1], lost_errors=(Lost,), fleet_name="test", restarting_errors=(Restarting,))
     yield d
     d.close()
 
@@ -110,3 +114,19 @@ def test_jobs_fail_clearly_when_every_actor_is_gone(dispatcher, actors):
                     probe.set_exception(Lost("gone for good"))
     with pytest.raises(FleetLostError, match="every actor of fleet 'test' is gone"):
         waiter.result(timeout=5)
+
+
+def test_a_lost_actor_is_probed_until_its_restart_and_then_used_again(dispatcher, actors, monkeypatch):
+    monkeypatch.setattr("atrl.harness.ray_dispatch.PROBE_RETRY_S", 0.01)
+    waiter = dispatcher.submit("k", None, "code", None)
+    _until(lambda: sum(len(a.judge_calls) for a in actors) == 1)
+    lost_on = next(i for i, a in enumerate(actors) if a.judge_calls)
+    actors[lost_on].judge_calls[0][1].set_exception(Lost("actor died"))
+    _until(lambda: len(actors[lost_on].describe_calls) == 1)
+    actors[lost_on].describe_calls[0][1].set_exception(Restarting("the actor is restarting"))
+    _until(lambda: len(actors[lost_on].describe_calls) == 2)  # asked again, not given up
+    actors[lost_on].describe_calls[1][1].set_result(None)
+    member = dispatcher.members[lost_on]
+    _until(lambda: member.state == "up")
+    actors[1 - lost_on].judge_calls[0][1].set_result((_verdict("k"), 0.1))
+    assert waiter.result(timeout=5).candidate_hash == "k"

@@ -104,6 +104,10 @@ def test_an_actor_killed_mid_run_loses_no_verdict(cluster):
         assert harness.stats.judged == 8  # each job answered once, the re-sent ones included
         judged_by = {int(v.message.split("pid=")[1]) for v in verdicts}
         assert judged_by <= pids | {m.pid for m in _members(fleet)}
+        deadline = time.monotonic() + 60
+        while busy.state != "up" and time.monotonic() < deadline:  # Ray restarted it: back in service
+            time.sleep(0.1)
+        assert busy.state == "up"
     finally:
         harness.close()
         stop_fleet(fleet)
@@ -159,3 +163,31 @@ def test_two_drivers_share_one_fleet_and_a_cache_directory(judges, cluster, tmp_
     left_behind = FleetOptions(name="left-behind")
     assert [m.pid for m in _members(left_behind)] == [other["left_behind"]]
     stop_fleet(left_behind)
+
+
+def test_atrl_eval_with_harness_ray_judges_on_the_fleet(judges, tmp_path):
+    from atrl.eval.config import EvalConfig
+    from atrl.eval.runner import run_eval
+
+    judged_before = {m.pid: m.jobs_started for m in _members(FleetOptions(name="judges"))}
+    config = EvalConfig(policy="reference", tasks=["relu", "add"], max_turns=1, backend="interpreter", trials=2,
+                        kb=False, use_cache=False, harness="ray", fleet="judges", max_response_tokens=4096,
+                        context_budget=16384)
+    run_eval(config, tmp_path)
+    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    assert metrics["best_of_turns"]["correctness"] == 1.0 and metrics["backends"] == ["interpreter"]
+    judged_after = {m.pid: m.jobs_started for m in _members(FleetOptions(name="judges"))}
+    assert sum(judged_after.values()) - sum(judged_before.values()) == 2
+
+
+def test_training_rewards_come_from_the_fleet_named_in_the_config(judges):
+    from atrl.rl.config import make_config
+    from atrl.rl.trainer import _make_reward_source
+
+    config = make_config({"harness": "ray", "harness_fleet": "judges", "backend": "interpreter"})
+    source = _make_reward_source(config)
+    try:
+        assert isinstance(source, RayHarness)
+        assert [m.pid for m in source.fleet.members] == [m.pid for m in judges.fleet.members]
+    finally:
+        source.close()
