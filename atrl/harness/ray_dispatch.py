@@ -2,9 +2,10 @@
 
 A job is one cache key. Requests for a key already in flight from this driver wait for that
 job (each waiter gets its own copy of the verdict), so a group of identical responses costs one
-judging. Each actor takes at most its workers + 1 jobs from this driver at a time — the rest
-wait here, so a slow actor never sits on a queue another could drain, and an actor that dies
-takes only those with it. The least-loaded actor gets the next job; among equals the key
+judging. Each actor takes at most as many jobs from this driver as it has workers — the rest
+wait here, so no job queues behind a slow one on an actor while another actor idles (the cost:
+one round trip, a few ms, between a worker's jobs), and an actor that dies takes only those with
+it. The least-loaded actor gets the next job; among equals the key
 decides (rendezvous hashing), so two drivers sending the same candidate tend to meet on one
 actor, which judges it once.
 
@@ -74,10 +75,16 @@ class DispatchStats:
     joined: int = 0  # requests that waited for a job already in flight from this driver
     resent: int = 0
     overhead_s: list[float] = field(default_factory=list)
+    actor_s: list[float] = field(default_factory=list)  # per judged job: seconds on the actor
     per_member: dict[int, int] = field(default_factory=dict)
 
     def median_overhead_ms(self) -> float | None:
         return 1000 * statistics.median(self.overhead_s) if self.overhead_s else None
+
+    def overhead_share(self) -> float | None:
+        """The share of the judged jobs' round-trip time that Ray added (0..1)."""
+        total = sum(self.overhead_s) + sum(self.actor_s)
+        return sum(self.overhead_s) / total if total else None
 
 
 class Dispatcher:
@@ -88,7 +95,7 @@ class Dispatcher:
 
     def __init__(self, handles: Sequence[Any], workers: Sequence[int], lost_errors: tuple[type[BaseException], ...],
                  fleet_name: str = "", restarting_errors: tuple[type[BaseException], ...] = ()) -> None:
-        self.members = [Member(i, h, capacity=w + 1) for i, (h, w) in enumerate(zip(handles, workers, strict=True))]
+        self.members = [Member(i, h, capacity=w) for i, (h, w) in enumerate(zip(handles, workers, strict=True))]
         self.stats = DispatchStats()
         self._lost_errors = lost_errors
         self._restarting_errors = restarting_errors
@@ -157,6 +164,7 @@ class Dispatcher:
             self.stats.judged += 1
             self.stats.per_member[member.index] = self.stats.per_member.get(member.index, 0) + 1
             self.stats.overhead_s.append(max(0.0, time.monotonic() - job.sent_at - actor_seconds))
+            self.stats.actor_s.append(actor_seconds)
             self._deliver(job, verdict)
         elif isinstance(error, self._lost_errors):
             member.lost_jobs += 1

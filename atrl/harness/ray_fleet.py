@@ -187,9 +187,13 @@ def _concrete(spec: JudgeSpec, resources: dict[str, float]) -> JudgeSpec:
 
 
 def _resources(spec: JudgeSpec, options: FleetOptions) -> dict[str, Any]:
+    """One CPU per worker (compiling and the interpreter run there; the pool gives each worker
+    one thread), one GPU per actor on cuda, and the placement resource when set."""
+    from atrl.harness.api import WORKERS_PER_GPU
+
     extra = {"resources": {options.resource: 1}} if options.resource else {}
     if spec.backend == "cuda":
-        return {"num_gpus": 1, "num_cpus": 1, **extra}
+        return {"num_gpus": 1, "num_cpus": spec.workers or WORKERS_PER_GPU, **extra}
     return {"num_gpus": 0, "num_cpus": spec.workers or CPU_WORKERS_PER_ACTOR, **extra}
 
 

@@ -80,7 +80,8 @@ class JudgeActor:
         device = backend.device_name()
         self._pool = WorkerPool(backend.name, device, workers, backend_env=backend.worker_env(), gpus=gpus,
                                 stage_timeouts=stage_timeouts_for(spec.stage_timeouts, workers, gpus),
-                                limits=spec.limits, runner=spec.runner, sys_path=spec.runner_sys_path)
+                                limits=spec.limits, runner=spec.runner, sys_path=spec.runner_sys_path,
+                                cpus=workers)  # the CPUs Ray reserved for this actor (ray_fleet)
         self._info = MemberInfo(backend=backend.name, platform=backend.platform, timed=backend.timed,
                                 default_preset=backend.default_preset, device=device, versions=backend.versions(),
                                 workers=workers, node=socket.gethostname(), pid=os.getpid(), gpus=gpus, spec=spec)

@@ -75,7 +75,8 @@ def test_requests_for_one_key_share_one_job_and_get_their_own_copy(dispatcher, a
     assert dispatcher.stats.joined == 1 and dispatcher.stats.judged == 1
 
 
-def test_an_actor_takes_at_most_its_workers_plus_one_jobs(dispatcher, actors):
+def test_an_actor_takes_at_most_as_many_jobs_as_it_has_workers(actors):
+    dispatcher = Dispatcher(actors, workers=[2, 2], lost_errors=(Lost,))
     futures = [dispatcher.submit(f"k{i}", None, "code", None) for i in range(6)]
     _until(lambda: sum(len(a.judge_calls) for a in actors) == 4)
     time.sleep(0.05)
@@ -84,6 +85,7 @@ def test_an_actor_takes_at_most_its_workers_plus_one_jobs(dispatcher, actors):
     answer.set_result((_verdict(args[0]), 0.1))
     _until(lambda: len(actors[0].judge_calls) == 3)
     assert futures[[f"k{i}" for i in range(6)].index(args[0])].result(timeout=5).candidate_hash == args[0]
+    dispatcher.close()
 
 
 def test_a_job_lost_with_its_actor_goes_to_another_and_a_late_answer_is_dropped(dispatcher, actors):
