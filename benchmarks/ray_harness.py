@@ -13,7 +13,7 @@ actor) with its share of the jobs' latency.
 Interpreter (this repository's CPU run):
   python benchmarks/ray_harness.py --backend interpreter --level 1 --limit 6 --actors 2 --workers 1
 One H200 (152 candidates, 76 of them judged on the GPU):
-  python benchmarks/ray_harness.py --backend cuda --level 1 --actors 1 --workers 4 --out ray-harness-h200.json
+  python benchmarks/ray_harness.py --backend cuda --level 1 --actors 1 --workers 4 --out docs/benchmarks/ray-harness-h200.json
 """
 
 from __future__ import annotations
