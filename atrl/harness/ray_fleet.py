@@ -113,14 +113,15 @@ def start_fleet(spec: JudgeSpec, options: FleetOptions = FleetOptions()) -> Flee
     existing = _actor_names(options)
     wanted = options.actors or len(existing) or _default_actor_count(spec, options, ray.cluster_resources())
     actor_class = ray.remote(JudgeActor)
+    by_name = {name: ray.get_actor(name, namespace=options.namespace) for name in existing}
     for index in range(wanted):
         name = f"{options.name}-{index}"
-        if name not in existing:
-            actor_class.options(name=name, namespace=options.namespace, lifetime="detached", get_if_exists=True,
-                                max_restarts=-1, max_task_retries=0, max_concurrency=1000,
-                                **_resources(spec, options)).remote(spec)
-    names = _actor_names(options)
-    handles = [ray.get_actor(name, namespace=options.namespace) for name in names]
+        if name not in by_name:
+            by_name[name] = actor_class.options(
+                name=name, namespace=options.namespace, lifetime="detached", get_if_exists=True, max_restarts=-1,
+                max_task_retries=0, max_concurrency=1000, **_resources(spec, options)).remote(spec)
+    names = sorted(by_name, key=lambda n: int(n.rsplit("-", 1)[1]))
+    handles = [by_name[name] for name in names]
     members = _describe(ray, handles, names, spec, options)
     return Fleet(options=options, handles=handles, members=members, backend=_common_backend(members, options))
 
