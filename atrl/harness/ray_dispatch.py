@@ -81,11 +81,6 @@ class DispatchStats:
     def median_overhead_ms(self) -> float | None:
         return 1000 * statistics.median(self.overhead_s) if self.overhead_s else None
 
-    def overhead_share(self) -> float | None:
-        """The share of the judged jobs' round-trip time that Ray added (0..1)."""
-        total = sum(self.overhead_s) + sum(self.actor_s)
-        return sum(self.overhead_s) / total if total else None
-
 
 class Dispatcher:
     """Sends jobs to `handles` (actors with an async `judge(key, task, code, options)` returning

@@ -191,3 +191,17 @@ def test_training_rewards_come_from_the_fleet_named_in_the_config(judges):
         assert [m.pid for m in source.fleet.members] == [m.pid for m in judges.fleet.members]
     finally:
         source.close()
+
+
+def test_atrl_fleet_status_lists_the_actors_and_stop_removes_them(cluster, capsys, monkeypatch):
+    from atrl.cli import main
+
+    monkeypatch.setenv("COLUMNS", "200")  # the table on one line per actor
+    harness = RayHarness(backend="interpreter", workers=1, fleet=FleetOptions(name="listed", actors=1))
+    harness.close()
+    assert main(["fleet", "status", "--fleet", "listed"]) == 0
+    out = capsys.readouterr().out
+    assert "fleet listed" in out and str(harness.fleet.members[0].pid) in out and "interpreter" in out
+    assert main(["fleet", "stop", "--fleet", "listed"]) == 0
+    assert "stopped 1 actor(s)" in capsys.readouterr().out
+    assert _members(FleetOptions(name="listed")) == []
