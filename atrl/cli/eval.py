@@ -79,6 +79,7 @@ def register(app: typer.Typer) -> None:
         preset: str | None = _option("preset"),
         trials: int | None = _option("trials"),
         use_cache: bool | None = _option("use_cache"),
+        harness: str | None = _option("harness"),
     ) -> None:
         """Evaluate a policy: the agent writes kernels, the harness judges them, a report is written."""
         flags = {name: value for name, value in locals().items() if name in EvalConfig.model_fields}

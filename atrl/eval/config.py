@@ -96,8 +96,18 @@ class EvalConfig(BaseModel):
         "--preset", "Task size preset (default: the backend's, small on the interpreter)."))
     trials: int = Field(5, **_flag("--trials", "Correctness trials per evaluation (+2 on wide-range inputs).", ge=1))
     timed_calls: int = Field(100, ge=1, description="Timed calls per side on a timed backend.")
-    workers: int | None = Field(None, ge=1, description="Harness worker processes (default: per backend).")
+    workers: int | None = Field(None, ge=1, description="Harness worker processes (default: per backend); on "
+                                "Ray: per judge actor.")
     use_cache: bool = Field(True, **_flag("--cache", "Reuse cached verdicts of identical candidates."))
+    harness: str = Field("local", **_flag(
+        "--harness", "Where candidates are judged: local (worker processes here), ray (a judge fleet on the Ray "
+        "cluster found here, else a local one) or ray://HOST:PORT (a remote Ray cluster)."))
+    fleet: str = Field("atrl-judges", description="The Ray judge fleet to use, created when missing (shared by every "
+                       "run naming it).")
+    fleet_actors: int | None = Field(None, ge=1, description="Judge actors to start when the fleet does not exist "
+                                     "(default: one per GPU of the cluster; per 2 CPUs on the interpreter).")
+    fleet_resource: str | None = Field(None, description="A custom Ray resource every judge actor needs one unit of: "
+                                       "judges run only on the nodes started with it.")
 
     # fields that define the results: a resumed run must match them
     RESULT_FIELDS: ClassVar[tuple[str, ...]] = (
@@ -114,6 +124,17 @@ class EvalConfig(BaseModel):
     def _comma_separated(cls, value: Any) -> Any:
         if isinstance(value, str):
             return [t.strip() for t in value.split(",") if t.strip()]
+        return value
+
+    @field_validator("harness")
+    @classmethod
+    def _known_harness(cls, value: str) -> str:
+        from atrl.harness.select import HARNESS_CHOICES, parse_harness
+
+        try:
+            parse_harness(value)
+        except ValueError as exc:
+            raise Conflict(str(exc), f"choose {HARNESS_CHOICES}") from None
         return value
 
     @field_validator("path", "split", mode="before")

@@ -140,6 +140,28 @@ def lockstep_episodes(turns_path: Path, pending: list[EpisodeKey], selected: lis
     return pending
 
 
+def _make_harness(config: EvalConfig):
+    """The run's harness: local worker processes, or the Ray fleet `config.harness` names."""
+    from atrl.harness.select import make_harness
+
+    return make_harness(config.harness, fleet=config.fleet, fleet_actors=config.fleet_actors,
+                        fleet_resource=config.fleet_resource, backend=config.backend, workers=config.workers,
+                        trials=config.trials, timed_calls=config.timed_calls, preset=config.preset,
+                        use_cache=config.use_cache)
+
+
+def _judging_backend(config: EvalConfig, harness):
+    """The backend the verdicts come from: the Ray fleet's (its nodes hold the devices), else this
+    machine's `config.backend`."""
+    from atrl.harness.select import parse_harness
+
+    if parse_harness(config.harness).ray:
+        return harness.backend
+    from atrl.backends import resolve_backend
+
+    return resolve_backend(config.backend)
+
+
 def _load_policy(config: EvalConfig):
     from atrl.policy import load_policy
 
@@ -176,12 +198,9 @@ def run_eval(
     `on_turns(judged, most)` the turns judged so far against the most this run can take;
     `policy` overrides `config.policy` with an already-loaded policy (tests, notebooks)."""
     from atrl.agent.episode import run_episode_list
-    from atrl.backends import resolve_backend
-    from atrl.harness.api import Harness
 
     out = Path(out)
     tasks = select_tasks(config)
-    backend = resolve_backend(config.backend)
     finished = prepare_run_dir(config, out)
     selected = [(t.id, s) for t in tasks for s in range(config.samples)]
     pending = [key for key in selected if key not in finished]
@@ -192,37 +211,37 @@ def run_eval(
     if on_episode:
         on_episode(done, total)
     if pending:
-        policy = policy if policy is not None else _load_policy(config)
-        knowledge = _knowledge(config, backend.platform, policy)
-        preset = config.preset or backend.default_preset
-        agent_config = agent_config_for(config, backend.platform, preset)
         by_id = {t.id: t for t in tasks}
         levels = {t.id: t.level for t in tasks}
         lockstep = lockstep_episodes(out / TURNS_FILE, pending, selected)
-        with Harness(backend=backend.name, workers=config.workers, trials=config.trials,
-                     timed_calls=config.timed_calls, preset=preset, use_cache=config.use_cache) as harness, \
-                Journal(out / EPISODES_FILE) as episodes, Journal(out / TRAJECTORIES_FILE) as trajectories, \
-                TurnJournal(out / TURNS_FILE, lockstep) as turn_journal:
+        # the harness first: on Ray, the backend (and its default preset) is the fleet's
+        with _make_harness(config) as harness:
+            backend = _judging_backend(config, harness)
+            policy = policy if policy is not None else _load_policy(config)
+            knowledge = _knowledge(config, backend.platform, policy)
+            agent_config = agent_config_for(config, backend.platform, config.preset or backend.default_preset)
+            with Journal(out / EPISODES_FILE) as episodes, Journal(out / TRAJECTORIES_FILE) as trajectories, \
+                    TurnJournal(out / TURNS_FILE, lockstep) as turn_journal:
 
-            def record(trajectory) -> None:
-                nonlocal done
-                if (trajectory.task_id, trajectory.sample) in finished:
-                    return  # replayed only to reproduce the lockstep batches; journaled by an earlier call
-                trajectories.append(trajectory)
-                episodes.append(summarize_trajectory(trajectory, levels[trajectory.task_id], backend.name,
-                                                     backend.timed))
-                done += 1
-                if on_episode:
-                    on_episode(done, total)
+                def record(trajectory) -> None:
+                    nonlocal done
+                    if (trajectory.task_id, trajectory.sample) in finished:
+                        return  # replayed only to reproduce the lockstep batches; journaled by an earlier call
+                    trajectories.append(trajectory)
+                    episodes.append(summarize_trajectory(trajectory, levels[trajectory.task_id], backend.name,
+                                                         backend.timed))
+                    done += 1
+                    if on_episode:
+                        on_episode(done, total)
 
-            most_turns = len(lockstep) * config.max_turns
-            if on_turns:
-                on_turns(0, most_turns)
-            run_episode_list(policy, harness, [(by_id[task_id], s) for task_id, s in lockstep], agent_config,
-                             knowledge=knowledge, on_trajectory=record,
-                             on_turns=(lambda n: on_turns(n, most_turns)) if on_turns else None,
-                             journal=turn_journal)
-            replayed = turn_journal.replayed_turns
+                most_turns = len(lockstep) * config.max_turns
+                if on_turns:
+                    on_turns(0, most_turns)
+                run_episode_list(policy, harness, [(by_id[task_id], s) for task_id, s in lockstep], agent_config,
+                                 knowledge=knowledge, on_trajectory=record,
+                                 on_turns=(lambda n: on_turns(n, most_turns)) if on_turns else None,
+                                 journal=turn_journal)
+                replayed = turn_journal.replayed_turns
     report = write_report(out)
     return EvalResult(run_dir=out, report=report, episodes_run=done - skipped, episodes_skipped=skipped,
                       turns_replayed=replayed)

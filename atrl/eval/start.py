@@ -25,6 +25,11 @@ def check_start(config: EvalConfig, out: Path) -> None:
     _check_files(config)
     _check_policy(config)
     _check_tasks(config)
+    from atrl.harness.select import check_harness_available, parse_harness
+
+    if parse_harness(config.harness).ray:
+        check_harness_available(config.harness)  # the fleet's nodes hold the backend's devices
+        return
     from atrl.backends import resolve_backend
 
     resolve_backend(config.backend)  # e.g. --backend cuda on a machine without a GPU

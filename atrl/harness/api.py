@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, as_completed
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from atrl.errors import UsageError
 from atrl.harness import HARNESS_VERSION
@@ -33,6 +33,20 @@ WORKERS_PER_GPU = 4
 Progress = Callable[[int, int, Verdict], None]
 
 
+class BackendLike(Protocol):
+    """What the driver's side of the cascade reads of a backend: a local `Backend`, or the
+    description of the backend remote judges run (`atrl.harness.ray_fleet.FleetBackend`)."""
+
+    name: str
+    platform: str
+    timed: bool
+    default_preset: str | None
+
+    def device_name(self) -> str: ...
+
+    def versions(self) -> dict[str, str]: ...
+
+
 def _visible_gpus() -> tuple[str, ...]:
     """Device ids to hand to workers as CUDA_VISIBLE_DEVICES (respecting the caller's own)."""
     import torch
@@ -43,6 +57,18 @@ def _visible_gpus() -> tuple[str, ...]:
         ids = [v.strip() for v in visible.split(",") if v.strip()]
         return tuple(ids[:count])
     return tuple(str(i) for i in range(count))
+
+
+def stage_timeouts_for(given: StageTimeouts | Mapping[str, float] | None, workers: int,
+                       gpus: Sequence[str]) -> StageTimeouts:
+    """The stage limits of a pool of `workers` over `gpus`: `given`, else the defaults with the
+    profile limit stretched by the workers that may queue for one GPU's timing lock."""
+    if isinstance(given, StageTimeouts):
+        return given
+    if given:
+        return StageTimeouts.from_mapping(given)
+    waiting = max(1, -(-workers // max(1, len(gpus)))) if gpus else 1
+    return StageTimeouts(profile=StageTimeouts().profile * waiting)
 
 
 def select_gpus(visible: Sequence[str], indices: Sequence[int] | None) -> tuple[str, ...]:
@@ -82,34 +108,40 @@ class Harness:
                  runner: str = DEFAULT_RUNNER, runner_sys_path: tuple[str, ...] = (),
                  gpus: Sequence[int] | None = None, memory_capacity: int | None = None) -> None:
         from atrl.backends import resolve_backend
-        from atrl.harness.judge import JudgeOptions
 
-        self.backend = resolve_backend(backend)
-        self.device = self.backend.device_name()
-        self.preset = preset if preset is not None else self.backend.default_preset
-        self.gpus = select_gpus(_visible_gpus(), gpus) if self.backend.platform == "cuda" else ()
+        resolved = resolve_backend(backend)
+        self.gpus = select_gpus(_visible_gpus(), gpus) if resolved.platform == "cuda" else ()
         self.workers = workers or (WORKERS_PER_GPU * len(self.gpus) if self.gpus else (os.cpu_count() or 1))
-        if isinstance(stage_timeouts, StageTimeouts):
-            self.stage_timeouts = stage_timeouts
-        elif stage_timeouts:
-            self.stage_timeouts = StageTimeouts.from_mapping(stage_timeouts)
-        else:
-            # on a GPU a candidate may wait for the device's timing lock while others are timed
-            waiting = max(1, -(-self.workers // max(1, len(self.gpus)))) if self.gpus else 1
-            self.stage_timeouts = StageTimeouts(profile=StageTimeouts().profile * waiting)
-        self.options = JudgeOptions(backend=self.backend.name, preset=self.preset, trials=trials,
-                                    timed_calls=timed_calls, warmup_calls=warmup_calls, seed=seed,
-                                    compile_baseline=compile_baseline, coverage_threshold=coverage_threshold,
-                                    compute_policy=compute_policy)
-        self.score_config = score_config
-        self.use_cache = use_cache
-        self.cache = VerdictCache(cache_dir)
+        self.stage_timeouts = stage_timeouts_for(stage_timeouts, self.workers, self.gpus)
         self.limits = limits
         self.runner = runner
         self.runner_sys_path = tuple(runner_sys_path)
         self.memory_capacity = memory_capacity
         self._pool: WorkerPool | None = None
         self._pool_lock = threading.Lock()
+        self._init_cascade(resolved, preset, trials=trials, timed_calls=timed_calls, cache_dir=cache_dir,
+                           use_cache=use_cache, score_config=score_config, compile_baseline=compile_baseline,
+                           warmup_calls=warmup_calls, seed=seed, coverage_threshold=coverage_threshold,
+                           compute_policy=compute_policy)
+
+    def _init_cascade(self, backend: BackendLike, preset: str | None, *, trials: int, timed_calls: int,
+                      cache_dir: str | Path | None, use_cache: bool, score_config: ScoreConfig,
+                      compile_baseline: bool, warmup_calls: int, seed: int, coverage_threshold: float,
+                      compute_policy: str | None) -> None:
+        """The driver's side of the cascade, whoever runs the judge: backend, preset, judge
+        options, score and cache."""
+        from atrl.harness.judge import JudgeOptions
+
+        self.backend = backend
+        self.device = backend.device_name()
+        self.preset = preset if preset is not None else backend.default_preset
+        self.options = JudgeOptions(backend=backend.name, preset=self.preset, trials=trials,
+                                    timed_calls=timed_calls, warmup_calls=warmup_calls, seed=seed,
+                                    compile_baseline=compile_baseline, coverage_threshold=coverage_threshold,
+                                    compute_policy=compute_policy)
+        self.score_config = score_config
+        self.use_cache = use_cache
+        self.cache = VerdictCache(cache_dir)
         self._versions: dict[str, str] | None = None
 
     # ---- public -------------------------------------------------------------------------
@@ -134,7 +166,7 @@ class Harness:
                 hit.score = score_verdict(hit, self.score_config)
                 done.set_result(hit)
                 return done
-        running = self._get_pool().submit(task, code, self.options)
+        running = self._judge(task, code, key)
         running.add_done_callback(lambda f: self._complete(f, done, task.id, key, code))
         return done
 
@@ -225,6 +257,10 @@ class Harness:
             self._versions = self.backend.versions()
         return dict(self._versions)
 
+    def _judge(self, task: Task, code: str, key: str) -> Future[Verdict]:
+        """Run the judge on code that passed the static checks; `key` is its cache key."""
+        return self._get_pool().submit(task, code, self.options)
+
     def _get_pool(self) -> WorkerPool:
         with self._pool_lock:
             if self._pool is None:
@@ -235,7 +271,7 @@ class Harness:
             return self._pool
 
 
-def size_hint(error_class: str | None, preset: str | None, backend: Backend) -> str | None:
+def size_hint(error_class: str | None, preset: str | None, backend: Backend | BackendLike) -> str | None:
     """For a timeout at a preset other than the backend's smaller default (e.g. `full` on the
     interpreter), the sentence saying the size may be the cause; else None. Every suite's
     `small` preset is its smallest, so any other preset runs larger than that default."""

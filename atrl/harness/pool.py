@@ -148,7 +148,8 @@ class WorkerPool:
     crashes). backend_env: the backend's `worker_env()`. gpus: device indices to spread
     workers over (round robin; each gets `CUDA_VISIBLE_DEVICES` and that device's timing lock);
     empty for CPU backends, where `limits.address_space` applies. runner: "module:function"
-    the worker calls per job — the real judge unless a test injects another.
+    the worker calls per job — the real judge unless a test injects another. cpus: the CPUs the
+    pool may use, shared out as its workers' thread counts (default: the machine's).
 
     Memory: each job's task footprint is measured once per task and preset (in a worker, on the
     meta device) and gives the job its allowance; jobs are admitted to each device (a GPU, or the
@@ -160,7 +161,7 @@ class WorkerPool:
                  gpus: tuple[str, ...] = (), stage_timeouts: StageTimeouts | None = None,
                  limits: WorkerLimits | None = None, runner: str = DEFAULT_RUNNER,
                  sys_path: tuple[str, ...] = (), max_jobs_per_worker: int = 200,
-                 memory_capacity: int | None = None) -> None:
+                 memory_capacity: int | None = None, cpus: int | None = None) -> None:
         if workers < 1:
             raise ValueError("a pool needs at least one worker")
         self.backend_name = backend_name
@@ -184,7 +185,7 @@ class WorkerPool:
         self.runner = runner
         self.sys_path = tuple(sys_path)
         self.max_jobs_per_worker = max_jobs_per_worker
-        self._threads_per_worker = str(max(1, (os.cpu_count() or 1) // workers))
+        self._threads_per_worker = str(max(1, (cpus or os.cpu_count() or 1) // workers))
         # Timing locks are per pool, unless several harnesses share a machine's GPUs (parallel runs):
         # `$ATRL_GPU_LOCK_DIR` names one lock directory for all of them, keyed by physical GPU id.
         shared = os.environ.get("ATRL_GPU_LOCK_DIR")

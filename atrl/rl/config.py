@@ -47,7 +47,20 @@ class TrainConfig(BaseModel):
     synthetic_saturation: int = Field(4, ge=1, description="synthetic scorer: target characters for score 1")
     backend: str = Field("auto", description="harness backend: auto | cuda | interpreter")
     harness_workers: int | None = Field(
-        None, description="harness worker processes (null: the harness default)"
+        None, description="harness worker processes (null: the harness default); on Ray: per judge actor"
+    )
+    harness: str = Field(
+        "local",
+        description="where rewards are judged: local (worker processes of each rank), ray (a judge fleet on the "
+        "Ray cluster found here, shared by every rank) or ray://HOST:PORT (a remote Ray cluster)",
+    )
+    harness_fleet: str = Field("atrl-judges", description="the Ray judge fleet, created when missing")
+    harness_actors: int | None = Field(
+        None, ge=1, description="judge actors to start when the fleet does not exist (null: one per GPU of the cluster)"
+    )
+    harness_resource: str | None = Field(
+        None, description="custom Ray resource every judge actor needs: judges run only on nodes started with it, "
+        "so they never take the trainer's or rollouts' GPUs"
     )
     agent: dict[str, Any] = Field(
         default_factory=dict, description="atrl.agent.AgentConfig fields (turns, budget, ...)"
@@ -126,6 +139,14 @@ class TrainConfig(BaseModel):
 
         if value not in estimator_names():
             raise ValueError(f"unknown estimator {value!r}; choose one of {', '.join(estimator_names())}")
+        return value
+
+    @field_validator("harness")
+    @classmethod
+    def _known_harness(cls, value: str) -> str:
+        from atrl.harness.select import parse_harness
+
+        parse_harness(value)  # its ValueError names the choices
         return value
 
     @field_validator("rollout_engine")

@@ -210,12 +210,15 @@ def _make_reward_source(config: TrainConfig) -> RewardSource:
         return KeyRelay(config.key_relay_spread, config.key_relay_bonus, config.key_relay_length, config.seed)
     import os
 
-    from atrl.harness.api import Harness
+    from atrl.harness.select import make_harness
 
-    # a data-parallel rank judges on its own GPU (torchrun/accelerate set LOCAL_RANK)
+    # a data-parallel rank judges locally on its own GPU (torchrun/accelerate set LOCAL_RANK); on
+    # Ray every rank sends its candidates to the one fleet
     local_rank = os.environ.get("LOCAL_RANK") if int(os.environ.get("WORLD_SIZE", "1")) > 1 else None
     gpus = (int(local_rank),) if local_rank is not None else None
-    return Harness(backend=config.backend, workers=config.harness_workers, gpus=gpus)
+    return make_harness(config.harness, fleet=config.harness_fleet, fleet_actors=config.harness_actors,
+                        fleet_resource=config.harness_resource, gpus=gpus, backend=config.backend,
+                        workers=config.harness_workers)
 
 
 class Trainer:

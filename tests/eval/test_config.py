@@ -17,6 +17,8 @@ MAIN_JOB = {
     "summary_tokens": 256, "target_score": None, "temperature": 0.7, "top_p": 0.95, "seed": 0, "kb": True,
     "kb_tokens": 600, "backend": "auto", "preset": None, "trials": 5, "timed_calls": 100, "workers": None,
     "use_cache": True,
+    # judging in worker processes of this machine, as before the Ray harness existed
+    "harness": "local", "fleet": "atrl-judges", "fleet_actors": None, "fleet_resource": None,
 }
 
 
