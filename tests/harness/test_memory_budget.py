@@ -161,8 +161,11 @@ def test_closing_the_pool_fails_a_job_that_waits_for_memory_at_once():
     small = get_task("builtin/relu")
     pool = _pool(2, 1536 << 20)  # room for one small job's allowance (1 GiB + its estimate) at a time
     first = pool.submit(small, "sleep 30", SMALL)
+    deadline = time.monotonic() + 60  # a loaded machine may take a while to start the worker and measure
+    while not any(a is not None and a._admitted for a in pool._admissions.values()) and time.monotonic() < deadline:
+        time.sleep(0.1)
     waiting = pool.submit(small, "ok", SMALL)
-    time.sleep(8)  # both workers started; the second job waits for memory
+    time.sleep(5)  # the second worker measured it; the job waits for memory
     assert not waiting.done()
     start = time.monotonic()
     pool.close()
