@@ -3,17 +3,23 @@
 Every launch of a `@triton.jit` function goes through `run(*args, grid, warmup, ...)`: the
 `JITFunction` for compiled kernels and the `InterpretedFunction` under `TRITON_INTERPRET=1`
 (the same signature in Triton 3.x); `kernel[grid](...)`, `Autotuner.run` and `Heuristics.run`
-all end there. Wrapping `run` on those classes counts launches whatever the candidate imported.
+all end there. Wrapping `run` on those classes counts launches whatever the candidate imported. Observers
+(`observe_launches`) are also told of each launch, with its arguments, around the launch itself.
 """
 
 from __future__ import annotations
 
 import functools
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, ExitStack, contextmanager
+
+# An observer is called as observer(kernel_name, args, kwargs) and returns a context manager that
+# is entered just before the launch and left just after it (also when the launch raises).
+LaunchObserver = Callable[[str, tuple, dict], AbstractContextManager]
 
 _counts: Counter[str] = Counter()
+_observers: list[LaunchObserver] = []
 _installed = False
 
 
@@ -29,7 +35,13 @@ def _wrap_run(cls: type) -> None:
 
     @functools.wraps(original)
     def run(self, *args, grid, warmup, **kwargs):
-        result = original(self, *args, grid=grid, warmup=warmup, **kwargs)
+        if warmup or not _observers:
+            result = original(self, *args, grid=grid, warmup=warmup, **kwargs)
+        else:
+            with ExitStack() as stack:
+                for observer in list(_observers):
+                    stack.enter_context(observer(_kernel_name(self), args, kwargs))
+                result = original(self, *args, grid=grid, warmup=warmup, **kwargs)
         if not warmup:
             _counts[_kernel_name(self)] += 1
         return result
@@ -65,6 +77,17 @@ def count_launches() -> Iterator[Counter[str]]:
         yield seen
     finally:
         seen.update(_counts - before)
+
+
+@contextmanager
+def observe_launches(observer: LaunchObserver) -> Iterator[None]:
+    """Tell `observer` of every Triton launch made inside the block."""
+    install()
+    _observers.append(observer)
+    try:
+        yield
+    finally:
+        _observers.remove(observer)
 
 
 def jit_function_names(module: object) -> set[str]:
