@@ -4,7 +4,9 @@ Every launch of a `@triton.jit` function goes through `run(*args, grid, warmup, 
 `JITFunction` for compiled kernels and the `InterpretedFunction` under `TRITON_INTERPRET=1`
 (the same signature in Triton 3.x); `kernel[grid](...)`, `Autotuner.run` and `Heuristics.run`
 all end there. Wrapping `run` on those classes counts launches whatever the candidate imported. Observers
-(`observe_launches`) are also told of each launch, with its arguments, around the launch itself.
+(`observe_launches`) are also told of each launch, with its arguments, around the launch itself:
+of the outermost launch only, so an autotuned launch (its benchmark runs, its `reset_to_zero`
+and `restore_value` hooks, the run of the best config) is one launch to them.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ LaunchObserver = Callable[[str, tuple, dict], AbstractContextManager]
 
 _counts: Counter[str] = Counter()
 _observers: list[LaunchObserver] = []
+_depth = 0  # launches under way (an autotuner's benchmark runs are inside its own launch)
 _installed = False
 
 
@@ -35,18 +38,46 @@ def _wrap_run(cls: type) -> None:
 
     @functools.wraps(original)
     def run(self, *args, grid, warmup, **kwargs):
-        if warmup or not _observers:
+        if warmup:
+            return original(self, *args, grid=grid, warmup=warmup, **kwargs)
+        with _observed(self, args, kwargs):
             result = original(self, *args, grid=grid, warmup=warmup, **kwargs)
-        else:
-            with ExitStack() as stack:
-                for observer in list(_observers):
-                    stack.enter_context(observer(_kernel_name(self), args, kwargs))
-                result = original(self, *args, grid=grid, warmup=warmup, **kwargs)
-        if not warmup:
-            _counts[_kernel_name(self)] += 1
+        _counts[_kernel_name(self)] += 1
         return result
 
     run._atrl_counting = True  # type: ignore[attr-defined]
+    cls.run = run
+
+
+@contextmanager
+def _observed(kernel: object, args: tuple, kwargs: dict) -> Iterator[None]:
+    """The observers' context around an outermost launch; nested launches only pass through."""
+    global _depth
+    _depth += 1
+    try:
+        if _depth > 1 or not _observers:
+            yield
+            return
+        with ExitStack() as stack:
+            for observer in list(_observers):
+                stack.enter_context(observer(_kernel_name(kernel), args, kwargs))
+            yield
+    finally:
+        _depth -= 1
+
+
+def _wrap_tuner(cls: type) -> None:
+    """Autotuner/Heuristics `run`: observed as one launch (their inner runs are counted)."""
+    original = cls.run
+    if getattr(original, "_atrl_observing", False):
+        return
+
+    @functools.wraps(original)
+    def run(self, *args, **kwargs):
+        with _observed(self, args, kwargs):
+            return original(self, *args, **kwargs)
+
+    run._atrl_observing = True  # type: ignore[attr-defined]
     cls.run = run
 
 
@@ -55,9 +86,12 @@ def install() -> None:
     global _installed
     if _installed:
         return
+    from triton.runtime.autotuner import Autotuner, Heuristics
     from triton.runtime.jit import JITFunction
 
     _wrap_run(JITFunction)
+    _wrap_tuner(Autotuner)
+    _wrap_tuner(Heuristics)
     try:
         from triton.runtime.interpreter import InterpretedFunction
     except ImportError:  # a Triton build without the interpreter

@@ -211,6 +211,32 @@ def test_module_state_written_by_triton_is_a_fine_output_buffer():
     assert judged(lambda x: triton_relu(x, buffer), [X], STRICT, RELU_WORK, state=[buffer])[0] is None
 
 
+def _zero_output(nargs: dict) -> None:
+    nargs["out_ptr"].zero_()
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 256}, pre_hook=_zero_output)], key=["n"])
+@triton.jit
+def sum_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.atomic_add(out_ptr, tl.sum(tl.load(x_ptr + offs, mask=offs < n, other=0.0)))
+
+
+def test_an_autotuned_launch_is_one_launch_with_its_hooks_inside():
+    def forward(x):
+        out = torch.empty(1)
+        sum_kernel[lambda meta: (triton.cdiv(x.numel(), meta["BLOCK"]),)](x, out, x.numel())
+        return out
+
+    with torch.no_grad(), recording() as recorder:
+        record_candidate_state(recorder, torch.nn.Module(), [X])
+        out = forward(X)
+    recorder.finish([out])
+    # the config's pre-hook zero_ is part of the launch (so, on a GPU, are the benchmark's tensors)
+    assert [e.kind for e in recorder.events if e.kind not in ("input", "state")] == ["constant", "triton"]
+    assert decide(recorder, [out], STRICT, reference_work(torch.sum, X))[0] is None
+
+
 def test_fingerprint_changes_with_one_byte_and_with_a_permutation():
     t = torch.arange(1024, dtype=torch.float32)
     before = fingerprint(t)
