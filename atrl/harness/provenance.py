@@ -10,6 +10,9 @@ data becomes an `Event` of one kind:
 - `triton`: a Triton launch; it reads and may write every tensor argument (the interpreter indeed
   copies every argument's storage back), so it counts as a writer of all of them;
 - `input` / `state`: the forward's inputs and the tensors the module holds when the call starts;
+- `python-constant`: a small tensor built from Python values (`torch.tensor(0.5)`); it counts as
+  `untracked` on the path of an output that has no more elements than it (a result, not a
+  parameter: `torch.tensor([loss])`);
 - `untracked`: data no recorded event produced — a tensor made from numpy or Python values, or
   a buffer whose bytes changed between recorded events (written through a numpy view).
 
@@ -60,7 +63,7 @@ COPY_OPS = frozenset({
 })
 HOST_READ_OPS = frozenset({"_local_scalar_dense", "equal", "is_nonzero", "allclose"})
 # A Python constant (`torch.tensor(0.5)`) passed along is no computation of the result as long
-# as it is small and smaller than the output; a larger one carries the result itself.
+# as it is small and smaller than the output (see `decide`); a larger one carries the result itself.
 MAX_CONSTANT_ELEMENTS = 64
 _CHUNK_WORDS = 1 << 22
 
@@ -70,11 +73,12 @@ class Event:
     """One recorded step: what ran (`kind`, `name`), the work it did, the events it read from."""
 
     index: int
-    kind: str  # input | state | constant | copy | torch | triton | untracked
+    kind: str  # input | state | constant | python-constant | copy | torch | triton | untracked
     name: str
     bytes: int = 0
     flops: int = 0
     deps: tuple[int, ...] = ()
+    elements: int = 0  # of a python-constant
 
 
 @dataclass(frozen=True)
@@ -217,9 +221,9 @@ class ProvenanceRecorder(TorchDispatchMode):
                 self.writers[key] = [self._add(kind, name)]
                 self._remember(key, tensor)
 
-    def _add(self, kind: str, name: str, work: Work = Work(), deps: Iterable[int] = ()) -> int:
+    def _add(self, kind: str, name: str, work: Work = Work(), deps: Iterable[int] = (), elements: int = 0) -> int:
         index = len(self.events)
-        self.events.append(Event(index, kind, name, work.bytes, work.flops, tuple(sorted(set(deps)))))
+        self.events.append(Event(index, kind, name, work.bytes, work.flops, tuple(sorted(set(deps))), elements))
         return index
 
     @contextmanager
@@ -311,7 +315,8 @@ class ProvenanceRecorder(TorchDispatchMode):
         if key is None or key in self.writers:
             return
         if tensor.numel() <= MAX_CONSTANT_ELEMENTS:
-            self.writers[key] = [self._add("constant", f"a constant of {tensor.numel()} Python values")]
+            self.writers[key] = [self._add("python-constant", f"{tuple(tensor.shape)} tensor built from Python values",
+                                           elements=tensor.numel())]
         else:
             self.writers[key] = [self._add("untracked", f"{tuple(tensor.shape)} tensor built from Python/numpy values")]
         self._remember(key, tensor)
@@ -401,6 +406,8 @@ def decide(recorder: ProvenanceRecorder, roots: list[torch.Tensor], rule: Proven
     path = recorder.data_path(roots)
     share = triton_share(path, reference)
     untracked = [e for e in path if e.kind == "untracked"]
+    untracked += [e for root in roots for e in recorder.data_path([root])
+                  if e.kind == "python-constant" and e.elements >= root.numel()]
     if untracked:
         return Mismatch(
             "correctness:untracked-data",

@@ -160,7 +160,13 @@ def test_numpy_results_are_untracked_data():
         triton_relu(x, n=256)
         return torch.tensor([[max(v, 0.0) for v in row] for row in x.tolist()])
 
-    for forward in (from_numpy, through_a_view, from_a_python_list):
+    def a_scalar_through_a_kernel(x):
+        total = torch.tensor([sum(x.reshape(-1).tolist())])  # the whole (one-element) result
+        out = torch.empty(1)
+        triton_relu(total, out, 1)
+        return out
+
+    for forward in (from_numpy, through_a_view, from_a_python_list, a_scalar_through_a_kernel):
         failure, _ = judged(forward, [X], PARTIAL, RELU_WORK)
         assert failure is not None and failure.error_class == "correctness:untracked-data", forward.__name__
 
