@@ -176,8 +176,8 @@ def _provenance_failure(runner: CandidateRunner, rule: ProvenanceRule | None, ta
     if rule is None or runner.last_record is None:
         return None
     roots = list(as_tensor_list(candidate.output) or [])
-    if task.reference_mutates_inputs:
-        roots += [t for t in candidate.inputs if isinstance(t, torch.Tensor)]
+    if task.reference_mutates_inputs:  # the inputs it updated are results too; the others are only read
+        roots += [t for t in candidate.inputs if isinstance(t, torch.Tensor) and runner.last_record.was_written(t)]
     failure, share = decide(runner.last_record, roots, rule, reference_work)
     stats.triton_share = share if stats.triton_share is None else min(stats.triton_share, share)
     return failure

@@ -341,6 +341,11 @@ class ProvenanceRecorder(TorchDispatchMode):
             self._sources(tensor)
         self.largest_output = max((t.numel() for t in outputs), default=0)
 
+    def was_written(self, tensor: torch.Tensor) -> bool:
+        """Whether a recorded event of the call wrote `tensor`'s storage."""
+        key = _storage_key(tensor)
+        return key is not None and any(self.events[e].kind not in ("input", "state") for e in self.writers.get(key, []))
+
     def data_path(self, roots: Iterable[torch.Tensor]) -> list[Event]:
         """The events behind `roots`' storages (and behind every host read), in order."""
         pending = [e for t in roots if (key := _storage_key(t)) is not None for e in self.writers.get(key, [])]

@@ -29,6 +29,7 @@ from atrl.harness.provenance import (
     recording,
 )
 from atrl.tasks.builtin_suite import load_builtin_task
+from atrl.tasks.task import Task
 
 ADVERSARIAL = Path(__file__).resolve().parents[1] / "adversarial"
 STRICT = ProvenanceRule("strict", 0.5)
@@ -285,11 +286,57 @@ def test_a_conv_kept_in_pytorch_passes_partial_but_fails_strict_and_a_higher_thr
     assert f"{share:.0%}" in high["message"]
 
 
-def test_an_in_place_task_passes_the_same_storage_call():
+ADD_INTO_X_TASK = """
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x, y, scale):
+        x.add_(y * scale)
+        return x
+
+
+def get_inputs():
+    return [torch.randn(2048), torch.randn(2048), torch.rand(1) + 0.5]
+
+
+def get_init_inputs():
+    return []
+"""
+
+ADD_INTO_X = """
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_into_kernel(x_ptr, y_ptr, scale, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(x_ptr + offs, x + tl.load(y_ptr + offs, mask=mask) * scale, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x, y, scale):
+        # `scale` is read on the host, never written: an input only, not a result to trace
+        add_into_kernel[(triton.cdiv(x.numel(), 512),)](x, y, float(scale), x.numel(), BLOCK=512)
+        return x
+"""
+
+
+def test_in_place_tasks_pass_the_same_storage_call_and_their_read_only_inputs_are_no_results():
     from test_judge import interpreter_options, judge_in_child
 
-    task = load_builtin_task(ADVERSARIAL / "tasks" / "relu_inplace.py", level=1)
-    task = dataclasses.replace(task, id="adversarial/relu_inplace")
-    code = (ADVERSARIAL / "legit" / "inplace_relu.py").read_text()
-    verdict = judge_in_child([{"name": "v", "task": task, "code": code, "options": interpreter_options()}])["v"]
-    assert verdict["ok"], verdict["message"]
+    relu = load_builtin_task(ADVERSARIAL / "tasks" / "relu_inplace.py", level=1)
+    relu = dataclasses.replace(relu, id="adversarial/relu_inplace")
+    add = Task(id="test/add_into_x", suite="test", name="add_into_x", level=1, source=ADD_INTO_X_TASK,
+               reference_mutates_inputs=True)
+    jobs = [{"name": "relu", "task": relu, "code": (ADVERSARIAL / "legit" / "inplace_relu.py").read_text(),
+             "options": interpreter_options()},
+            {"name": "add", "task": add, "code": ADD_INTO_X, "options": interpreter_options()}]
+    for name, verdict in judge_in_child(jobs).items():
+        assert verdict["ok"], (name, verdict["error_class"], verdict["message"])
