@@ -132,6 +132,9 @@ def _correctness_lines(verdict: Verdict) -> list[str]:
         lines.append(f"Relative error vs float64 reference: {_fmt(stats.relative_error_vs_fp64)}.")
     if stats.trials:
         lines.append(f"Trials passed: {stats.passed_text()}.")
+    if stats.triton_share is not None and stats.triton_share < 1:
+        lines.append(f"Triton share of the work: {stats.triton_share:.0%} (the rest of the reference's bytes moved "
+                     "by PyTorch ops on the path to the output).")
     if stats.skipped:
         lines.append("Skipped: " + "; ".join(stats.skipped) + ".")
     return lines
