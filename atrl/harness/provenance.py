@@ -135,12 +135,13 @@ def fingerprint(tensor: torch.Tensor) -> tuple[int, int]:
     weights = _weights.get(tensor.device)
     if weights is None:
         weights = _weights[tensor.device] = torch.arange(1, _CHUNK_WORDS + 1, dtype=torch.int64, device=tensor.device)
-    plain = weighted = 0
+    # int64 sums on the device (wrapping on overflow), read back once
+    sums = torch.zeros(2, dtype=torch.int64, device=tensor.device)
     for start in range(0, words.numel(), _CHUNK_WORDS):
         chunk = words[start:start + _CHUNK_WORDS].to(torch.int64)
-        sums = torch.stack([chunk.sum(), (chunk * weights[: chunk.numel()]).sum()]).tolist()
-        plain += sums[0]
-        weighted = weighted * 1_000_003 + sums[1]
+        sums[0] += chunk.sum()
+        sums[1] = sums[1] * 1_000_003 + (chunk * weights[: chunk.numel()]).sum()
+    plain, weighted = sums.tolist()
     return plain, weighted
 
 
