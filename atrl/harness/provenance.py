@@ -61,6 +61,10 @@ COPY_OPS = frozenset({
     "transpose_copy", "slice_copy", "select_copy", "unsqueeze_copy", "squeeze_copy", "as_strided_copy",
     "narrow_copy", "unfold_copy", "_pin_memory", "_to_dense", "to_dense",
 })
+# In-place ops that change only a tensor's metadata (the schema marks them as writes)
+METADATA_INPLACE_OPS = frozenset({
+    "t_", "transpose_", "squeeze_", "unsqueeze_", "as_strided_", "swapdims_", "swapaxes_", "detach_",
+})
 HOST_READ_OPS = frozenset({"_local_scalar_dense", "equal", "is_nonzero", "allclose"})
 # A Python constant (`torch.tensor(0.5)`) passed along is no computation of the result as long
 # as it is small and smaller than the output (see `decide`); a larger one carries the result itself.
@@ -278,6 +282,8 @@ class ProvenanceRecorder(TorchDispatchMode):
             out = func(*args, **kwargs)
             self._note_python_constant(out)
             return out
+        if name in METADATA_INPLACE_OPS:
+            return func(*args, **kwargs)
         written = _written_arguments(func, args, kwargs)
         returns = func._schema.returns
         if not written and returns and all(r.alias_info is not None for r in returns):

@@ -89,6 +89,7 @@ def test_a_pure_triton_kernel_passes_under_both_policies():
 def test_views_copies_casts_and_allocation_are_not_compute():
     def forward(x):
         staged = x.t().contiguous().t().reshape(-1).to(torch.float64).to(torch.float32).clone()
+        staged.unsqueeze_(0).squeeze_(0)  # in place, but metadata only
         out = torch.zeros_like(staged)
         triton_relu(staged, out)
         return out.view(x.shape)
