@@ -334,7 +334,7 @@ def test_relu_solution_is_timed_with_kernels_and_coverage_on_cuda() -> None:
 
 @pytest.mark.gpu
 def test_output_cached_after_the_correctness_trials_fails_the_timed_output_check_on_cuda() -> None:
-    # right for its first 8 calls (compile + 4 trials), then returns a cached buffer
+    # right for its first 8 calls (compile, 4 trials, the same-storage call), then returns a cached buffer
     code = relu_candidate(RELU_OK, """
         self.calls = getattr(self, "calls", 0) + 1
         y = torch.empty_like(x)
