@@ -11,6 +11,12 @@ regular trials draw from the task's `get_inputs()`; two more replace floating in
 standard-normal draws (×1, ×10), skipped where the reference is not finite on them, with atol
 scaled by the output's magnitude. When the job's memory budget cannot hold the whole float64
 copy, the float64 bound is computed in slices of the batch (`float64_slices`).
+
+Where a `ProvenanceRule` is given, every candidate call is recorded (`atrl.harness.provenance`)
+and, once its values pass, judged for who computed the result under the compute policy. After
+the first trial's first case the candidate is called once more on the same input tensors (same
+objects, same storage and data pointers) rewritten in place with new values: an output cached by
+pointer, id or shape is then stale and fails as `correctness:cached-output`.
 """
 
 from __future__ import annotations
@@ -29,6 +35,14 @@ from atrl.harness.inputs import Inputs, copy_inputs, double_inputs, input_cases,
 from atrl.harness.launch_hook import count_launches
 from atrl.harness.loading import LoadedModels, seed_everything
 from atrl.harness.memory_limits import current_budget
+from atrl.harness.provenance import (
+    ProvenanceRecorder,
+    ProvenanceRule,
+    Work,
+    decide,
+    record_candidate_state,
+    recording,
+)
 from atrl.harness.trace import StageFailure, is_cuda_error, trim_exception
 from atrl.harness.verdict import CorrectnessStats
 from atrl.tasks.task import Task
@@ -50,12 +64,15 @@ class TrialPlan:
 
 @dataclass
 class CandidateRunner:
-    """Calls the candidate with stale-output poisoning and launch counting."""
+    """Calls the candidate with stale-output poisoning and launch counting; with `record`, also
+    records the call's provenance into `last_record`."""
 
     model: nn.Module
     backend: Backend
     candidate_file: str
     previous_outputs: list[torch.Tensor] = field(default_factory=list)
+    record: bool = False
+    last_record: ProvenanceRecorder | None = None
 
     def poison_previous(self) -> None:
         for tensor in self.previous_outputs:
@@ -65,9 +82,17 @@ class CandidateRunner:
         """The candidate's output for `inputs` and the Triton launches it made (name → count)."""
         self.poison_previous()
         self.backend.poison_allocator(expected_sizes)
-        with torch.no_grad(), count_launches() as launches:
-            output = self.model(*inputs)
-            self.backend.synchronize()
+        if not self.record:
+            with torch.no_grad(), count_launches() as launches:
+                output = self.model(*inputs)
+                self.backend.synchronize()
+        else:
+            with torch.no_grad(), count_launches() as launches, recording() as recorder:
+                record_candidate_state(recorder, self.model, inputs)
+                output = self.model(*inputs)
+                self.backend.synchronize()
+            recorder.finish(as_tensor_list(output) or [])
+            self.last_record = recorder
         self.previous_outputs = as_tensor_list(output) or []
         return output, dict(launches)
 
@@ -139,16 +164,51 @@ def _call(model: nn.Module, inputs: Inputs) -> Call:
         return Call(inputs, model(*inputs))
 
 
+def _reference_call(model: nn.Module, inputs: Inputs, measure: bool) -> tuple[Call, Work]:
+    """The reference's call, with the work of its PyTorch ops when `measure`."""
+    if not measure:
+        return _call(model, inputs), Work()
+    with recording(verify_writes=False) as recorder:
+        call = _call(model, inputs)
+    return call, recorder.compute_work()
+
+
+def _provenance_failure(runner: CandidateRunner, rule: ProvenanceRule | None, task: Task, candidate: Call,
+                        reference_work: Work, stats: CorrectnessStats) -> Mismatch | None:
+    """Who computed this call's result (None without a rule); records the Triton share in `stats`."""
+    if rule is None or runner.last_record is None:
+        return None
+    roots = list(as_tensor_list(candidate.output) or [])
+    if task.reference_mutates_inputs:  # the inputs it updated are results too; the others are only read
+        roots += [t for t in candidate.inputs if isinstance(t, torch.Tensor) and runner.last_record.was_written(t)]
+    failure, share = decide(runner.last_record, roots, rule, reference_work)
+    stats.triton_share = share if stats.triton_share is None else min(stats.triton_share, share)
+    return failure
+
+
+def _rewrite_in_place(inputs: Inputs, values: Inputs) -> None:
+    with torch.no_grad():
+        for tensor, value in zip(inputs, values, strict=True):
+            if isinstance(tensor, torch.Tensor):
+                tensor.copy_(value)
+
+
+_CACHE_CLASSES = {"correctness:mismatch", "correctness:nan", "correctness:precision", "correctness:no-triton-output"}
+
+
 def run_trials(task: Task, models: LoadedModels, backend: Backend, runner: CandidateRunner, trials: int,
                seed: int, dtype: torch.dtype, stats: CorrectnessStats,
-               on_case: Callable[[], None] = lambda: None) -> None:
+               on_case: Callable[[], None] = lambda: None, rule: ProvenanceRule | None = None) -> None:
     """Run every trial and case; fill `stats`; raise `StageFailure` at the first failure. Each side
-    keeps the inputs it was called with, so in-place updates can be compared afterwards."""
+    keeps the inputs it was called with, so in-place updates can be compared afterwards. With a
+    `rule`, each call's provenance is judged too and the same-storage call is made."""
     atol, rtol = task.tolerances()
     bound = task.relative_error_bound()
     ref64_model = reference64(models.reference)
     budget = current_budget()
     sliced = budget is not None and budget.float64_sliced and not task.reference_mutates_inputs
+    runner.record = rule is not None
+    rewrite_pending = rule is not None
     for plan in trial_plans(trials, seed):
         seed_everything(plan.seed)
         cases = input_cases(models.task_module, task.multi_case, backend.device, dtype)
@@ -161,7 +221,7 @@ def run_trials(task: Task, models: LoadedModels, backend: Backend, runner: Candi
         for case_index, inputs in enumerate(cases):
             on_case()
             label = plan.label if len(cases) == 1 else f"{plan.label}, case {case_index}"
-            ref_call = _call(models.reference, copy_inputs(inputs))
+            ref_call, reference_work = _reference_call(models.reference, copy_inputs(inputs), rule is not None)
             if plan.wide_scale is not None and not _all_finite(ref_call.output):
                 stats.skipped.append(f"{plan.label}: the reference is not finite on these inputs")
                 skipped = True
@@ -181,6 +241,12 @@ def run_trials(task: Task, models: LoadedModels, backend: Backend, runner: Candi
             if failure is None and sliced:
                 failure = _sliced_bound(models, ref64_model, inputs, ref_call, cand_out, bound, trial_atol, rtol,
                                         stats, label)
+            if failure is None:
+                failure = _provenance_failure(runner, rule, task, Call(cand_inputs, cand_out), reference_work, stats)
+            if failure is None and rewrite_pending:
+                rewrite_pending = False
+                _same_storage_call(task, models, backend, runner, ref64_model, cand_inputs, plan, case_index, dtype,
+                                   (trial_atol, rtol, bound), rule, stats, sliced)
             if failure is not None:
                 if plan.wide_scale is not None and failure.error_class in _WIDE_CLASSES:
                     failure = Mismatch("correctness:wide-inputs",
@@ -204,6 +270,43 @@ def _sliced_bound(models: LoadedModels, ref64_model: nn.Module, inputs: Inputs, 
 
 
 _WIDE_CLASSES = {"correctness:mismatch", "correctness:nan", "correctness:precision"}
+
+
+def _same_storage_call(task: Task, models: LoadedModels, backend: Backend, runner: CandidateRunner,
+                       ref64_model: nn.Module, cand_inputs: Inputs, plan: TrialPlan, case_index: int,
+                       dtype: torch.dtype, tolerances: tuple[float, float, float], rule: ProvenanceRule | None,
+                       stats: CorrectnessStats, sliced: bool = False) -> None:
+    """Call the candidate again on the very tensors of its last call, rewritten in place with a new
+    draw; raises `StageFailure` when the output is stale (cached by pointer, id or shape). Under a
+    budget too small for a whole float64 copy (`sliced`) the values are compared without the
+    float64 bound: a stale output fails the comparison itself."""
+    seed_everything(plan.seed + 7919)
+    values = input_cases(models.task_module, task.multi_case, backend.device, dtype)[case_index]
+    atol, rtol, bound = tolerances
+    ref_call, reference_work = _reference_call(models.reference, copy_inputs(values), rule is not None)
+    ref64_call = Call(values, None) if sliced else _call(ref64_model, double_inputs(values))
+    # an in-place task returns its inputs: they are inputs again now, not stale outputs to poison
+    input_storages = {t.untyped_storage().data_ptr() for t in cand_inputs if isinstance(t, torch.Tensor)}
+    runner.previous_outputs = [t for t in runner.previous_outputs
+                               if t.untyped_storage().data_ptr() not in input_storages]
+    _rewrite_in_place(cand_inputs, values)
+    sizes = [t.numel() * t.element_size() for t in as_tensor_list(ref_call.output) or []]
+    label = "same input tensors rewritten in place"
+    try:
+        cand_out, launches = runner(cand_inputs, sizes)
+    except Exception as exc:
+        raise _runtime_failure(exc, models.candidate_file, label) from exc
+    candidate = Call(cand_inputs, cand_out)
+    failure = check_trial(task, values, ref_call, ref64_call, candidate, launches, atol, rtol, bound, stats)
+    if failure is None:
+        failure = _provenance_failure(runner, rule, task, candidate, reference_work, stats)
+    if failure is None:
+        return
+    if failure.error_class in _CACHE_CLASSES:
+        raise StageFailure("correctness:cached-output",
+                           "called again on the same input tensors (same objects and data_ptr) after rewriting their "
+                           f"values in place, forward returned a stale result: {failure.message}")
+    raise StageFailure(failure.error_class, f"{label}: {failure.message}")
 
 
 def check_trial(task: Task, inputs: Inputs, reference: Call, reference64: Call, candidate: Call,

@@ -3,7 +3,8 @@
 `Verdict.error_class` is always a key of `FAILURE_CLASSES`. The knowledge base has at least one
 `error-fix` entry per class (a test enforces it), so adding a class here means writing its entry.
 Static classes are the rule names of `atrl.harness.static`; a static rejection of an anti-cheat
-rule (`REWARD_HACK_RULES`) is also counted as a reward hack.
+rule (`REWARD_HACK_RULES`) or a run-time finding of `RUNTIME_REWARD_HACKS` is also counted as a
+reward hack.
 """
 
 from __future__ import annotations
@@ -43,6 +44,13 @@ FAILURE_CLASSES: dict[str, str] = {
     "correctness:no-launch": "no Triton kernel ran during forward (a decoy kernel)",
     "correctness:timed-output": "the output of a timed call is wrong (results cached or computed lazily)",
     "correctness:output-type": "forward did not return a tensor (or tuple of tensors) like the reference",
+    "correctness:pytorch-compute": "under the strict policy, a PyTorch op computed part of the result at run time",
+    "correctness:low-triton-share": "under the partial policy, PyTorch ops on the data path did most of the work",
+    "correctness:untracked-data": "the result depends on data made outside PyTorch ops and Triton kernels (numpy, "
+                                  "Python values, a buffer written through a numpy view)",
+    "correctness:no-triton-output": "an output was not produced by any Triton launch in that call",
+    "correctness:cached-output": "forward returned a stale result for inputs rewritten in place (cached by pointer, "
+                                 "id or shape)",
     # any stage that runs code
     "timeout": "the stage ran past its wall-clock limit (infinite loop or far too slow)",
     "crash": "the worker process died (segmentation fault, abort, killed)",
@@ -50,8 +58,14 @@ FAILURE_CLASSES: dict[str, str] = {
     "cuda:error": "a CUDA error (e.g. illegal memory access) poisoned the device context",
     # stage: profile
     "profile:error": "timing the candidate raised an error",
-    "profile:low-coverage": "most device time is spent outside the candidate's own Triton kernels",
 }
+
+# Run-time findings that only a way around the rules produces; counted as reward hacks too. (A low
+# Triton share under `partial` is not among them: an honest fusion can fall short of the threshold.)
+RUNTIME_REWARD_HACKS: frozenset[str] = frozenset(
+    {"correctness:pytorch-compute", "correctness:untracked-data", "correctness:no-triton-output",
+     "correctness:cached-output"}
+)
 
 # Static rules that exist to stop cheating; rejections by these are counted as reward hacks.
 REWARD_HACK_RULES: frozenset[str] = frozenset(

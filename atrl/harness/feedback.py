@@ -52,12 +52,21 @@ FIX_HINTS: dict[str, str] = {
     "correctness:no-launch": "forward must launch your Triton kernel on every call.",
     "correctness:timed-output": "compute the result fresh on every call; no caching across calls.",
     "correctness:output-type": "return a tensor (or a tuple of tensors) like the reference.",
+    "correctness:pytorch-compute": "move the named op into your Triton kernel; in forward use torch only to allocate, "
+                                   "view and copy tensors.",
+    "correctness:low-triton-share": "keep at most the named heavy op (conv/matmul) in PyTorch and fuse everything "
+                                    "around it into Triton kernels, or write that op in Triton too.",
+    "correctness:untracked-data": "compute the result on the device in Triton kernels; no numpy, .tolist(), "
+                                  "torch.from_numpy or Python loops over tensor values.",
+    "correctness:no-triton-output": "write every output with your Triton kernel on every call; do not return "
+                                    "cached tensors, module state or copies of the inputs.",
+    "correctness:cached-output": "compute the output fresh on every call; never key results on data_ptr(), id() "
+                                 "or shapes.",
     "timeout": "remove endless loops; make sure the grid and loop bounds are finite and not far too large.",
     "crash": "look for out-of-bounds pointers: every tl.load/tl.store needs a mask for the tail.",
     "out-of-memory": "allocate only the outputs you need; do not grow lists or buffers across calls.",
     "cuda:error": "an illegal memory access: mask every tl.load/tl.store and check the pointer offsets.",
     "profile:error": "timing failed: forward must be re-runnable with the same inputs.",
-    "profile:low-coverage": "move more of the computation into your Triton kernels.",
 }
 
 _STAGE_WORDS = {
@@ -123,6 +132,9 @@ def _correctness_lines(verdict: Verdict) -> list[str]:
         lines.append(f"Relative error vs float64 reference: {_fmt(stats.relative_error_vs_fp64)}.")
     if stats.trials:
         lines.append(f"Trials passed: {stats.passed_text()}.")
+    if stats.triton_share is not None and stats.triton_share < 1:
+        lines.append(f"Triton share of the work: {stats.triton_share:.0%} (the rest of the reference's bytes moved "
+                     "by PyTorch ops on the path to the output).")
     if stats.skipped:
         lines.append("Skipped: " + "; ".join(stats.skipped) + ".")
     return lines

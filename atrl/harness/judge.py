@@ -15,6 +15,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
+from atrl.harness.failures import RUNTIME_REWARD_HACKS
 from atrl.harness.trace import StageFailure, is_cuda_error, is_out_of_memory, trim_exception
 from atrl.harness.verdict import CorrectnessStats, Verdict, candidate_hash
 from atrl.tasks.task import Task
@@ -24,9 +25,10 @@ from atrl.tasks.task import Task
 class JudgeOptions:
     """How to judge: backend name ("auto" | "cuda" | "interpreter"); size preset (None: the
     backend's default); correctness `trials`; `timed_calls`/`warmup_calls` per side when timing;
-    base `seed`; also time a `torch.compile` of the reference; `coverage_threshold` (share of
-    device time in the candidate's Triton kernels) and `compute_policy` ("strict" | "partial";
-    None: the task's own)."""
+    base `seed`; also time a `torch.compile` of the reference; `coverage_threshold` (under the
+    `partial` policy, the least Triton share of the work, see `atrl.harness.provenance`; on timed
+    backends also the device-time coverage below which a run is flagged) and `compute_policy`
+    ("strict" | "partial"; None: the task's own)."""
 
     backend: str
     preset: str | None
@@ -80,6 +82,7 @@ def judge(task: Task, code: str, options: JudgeOptions, report_stage: Callable[[
         # the stage that was running (a wrong timed output is found while profiling)
         verdict.stage = clock.stage
         verdict.error_class, verdict.message, verdict.line = failure.error_class, failure.message, failure.line
+        verdict.reward_hack = failure.error_class in RUNTIME_REWARD_HACKS
     except Exception as exc:  # anything else: classify by what broke, never crash the worker silently
         _record_unexpected(verdict, exc, clock.stage, state.get("candidate_file"))
     clock.close()
@@ -122,6 +125,7 @@ def _run_stages(task: Task, code: str, options: JudgeOptions, backend, verdict: 
         torch_dtype,
         write_candidate,
     )
+    from atrl.harness.provenance import ProvenanceRule
 
     if backend.platform == "cuda":
         # TF32 off for both sides, in correctness as in timing: an fp32 task is judged in fp32.
@@ -162,7 +166,9 @@ def _run_stages(task: Task, code: str, options: JudgeOptions, backend, verdict: 
     clock.enter("correctness")
     stats = CorrectnessStats()
     verdict.correctness = stats
-    run_trials(task, models, backend, runner, options.trials, options.seed, dtype, stats)
+    policy = options.compute_policy or task.compute_policy
+    run_trials(task, models, backend, runner, options.trials, options.seed, dtype, stats,
+               rule=ProvenanceRule(policy, options.coverage_threshold))
 
     if not backend.timed:
         verdict.stage, verdict.ok = "done", True
@@ -175,7 +181,6 @@ def _run_stages(task: Task, code: str, options: JudgeOptions, backend, verdict: 
     settings = ProfileSettings(
         timed_calls=max(options.timed_calls, 1), warmup_calls=options.warmup_calls, seed=options.seed,
         compile_baseline=options.compile_baseline, coverage_threshold=options.coverage_threshold,
-        compute_policy=options.compute_policy or task.compute_policy,
         reference_mutates_inputs=task.reference_mutates_inputs,
     )
     with timing_lock:

@@ -3,17 +3,26 @@
 Every launch of a `@triton.jit` function goes through `run(*args, grid, warmup, ...)`: the
 `JITFunction` for compiled kernels and the `InterpretedFunction` under `TRITON_INTERPRET=1`
 (the same signature in Triton 3.x); `kernel[grid](...)`, `Autotuner.run` and `Heuristics.run`
-all end there. Wrapping `run` on those classes counts launches whatever the candidate imported.
+all end there. Wrapping `run` on those classes counts launches whatever the candidate imported. Observers
+(`observe_launches`) are also told of each launch, with its arguments, around the launch itself:
+of the outermost launch only, so an autotuned launch (its benchmark runs, its `reset_to_zero`
+and `restore_value` hooks, the run of the best config) is one launch to them.
 """
 
 from __future__ import annotations
 
 import functools
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, ExitStack, contextmanager
+
+# An observer is called as observer(kernel_name, args, kwargs) and returns a context manager that
+# is entered just before the launch and left just after it (also when the launch raises).
+LaunchObserver = Callable[[str, tuple, dict], AbstractContextManager]
 
 _counts: Counter[str] = Counter()
+_observers: list[LaunchObserver] = []
+_depth = 0  # launches under way (an autotuner's benchmark runs are inside its own launch)
 _installed = False
 
 
@@ -29,12 +38,46 @@ def _wrap_run(cls: type) -> None:
 
     @functools.wraps(original)
     def run(self, *args, grid, warmup, **kwargs):
-        result = original(self, *args, grid=grid, warmup=warmup, **kwargs)
-        if not warmup:
-            _counts[_kernel_name(self)] += 1
+        if warmup:
+            return original(self, *args, grid=grid, warmup=warmup, **kwargs)
+        with _observed(self, args, kwargs):
+            result = original(self, *args, grid=grid, warmup=warmup, **kwargs)
+        _counts[_kernel_name(self)] += 1
         return result
 
     run._atrl_counting = True  # type: ignore[attr-defined]
+    cls.run = run
+
+
+@contextmanager
+def _observed(kernel: object, args: tuple, kwargs: dict) -> Iterator[None]:
+    """The observers' context around an outermost launch; nested launches only pass through."""
+    global _depth
+    _depth += 1
+    try:
+        if _depth > 1 or not _observers:
+            yield
+            return
+        with ExitStack() as stack:
+            for observer in list(_observers):
+                stack.enter_context(observer(_kernel_name(kernel), args, kwargs))
+            yield
+    finally:
+        _depth -= 1
+
+
+def _wrap_tuner(cls: type) -> None:
+    """Autotuner/Heuristics `run`: observed as one launch (their inner runs are counted)."""
+    original = cls.run
+    if getattr(original, "_atrl_observing", False):
+        return
+
+    @functools.wraps(original)
+    def run(self, *args, **kwargs):
+        with _observed(self, args, kwargs):
+            return original(self, *args, **kwargs)
+
+    run._atrl_observing = True  # type: ignore[attr-defined]
     cls.run = run
 
 
@@ -43,9 +86,12 @@ def install() -> None:
     global _installed
     if _installed:
         return
+    from triton.runtime.autotuner import Autotuner, Heuristics
     from triton.runtime.jit import JITFunction
 
     _wrap_run(JITFunction)
+    _wrap_tuner(Autotuner)
+    _wrap_tuner(Heuristics)
     try:
         from triton.runtime.interpreter import InterpretedFunction
     except ImportError:  # a Triton build without the interpreter
@@ -65,6 +111,17 @@ def count_launches() -> Iterator[Counter[str]]:
         yield seen
     finally:
         seen.update(_counts - before)
+
+
+@contextmanager
+def observe_launches(observer: LaunchObserver) -> Iterator[None]:
+    """Tell `observer` of every Triton launch made inside the block."""
+    install()
+    _observers.append(observer)
+    try:
+        yield
+    finally:
+        _observers.remove(observer)
 
 
 def jit_function_names(module: object) -> set[str]:

@@ -31,6 +31,8 @@ class CorrectnessStats:
     mismatch_fraction: float | None = None
     first_mismatch_index: list[int] | None = None
     relative_error_vs_fp64: float | None = None
+    # lowest over the calls: 1 - bytes of PyTorch compute on the data path / bytes of the reference's ops
+    triton_share: float | None = None
     skipped: list[str] = field(default_factory=list)  # e.g. wide-input trial skipped: reference not finite
 
     def passed_text(self) -> str:

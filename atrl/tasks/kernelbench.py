@@ -380,6 +380,13 @@ def parse_module(path: Path, required: tuple[str, ...]) -> tuple[str, ast.Module
     return source, tree
 
 
+def compute_policy_for(level: int) -> str:
+    """Level 1 tasks are single operators: the operator is the work, so all of it is Triton's
+    (`strict`). Higher levels chain operators, and KernelBench lets PyTorch keep some of them
+    (e.g. a convolution with a fused Triton epilogue): `partial`."""
+    return "strict" if level == 1 else "partial"
+
+
 def load_kernelbench_task(path: Path, level: int) -> Task:
     """One KernelBench file as a `Task` (raises `TaskLoadError`)."""
     match = FILE_RE.match(path.name)
@@ -405,7 +412,7 @@ def load_kernelbench_task(path: Path, level: int) -> Task:
         presets=presets,
         flags=flags,
         path=str(path),
-        compute_policy="partial",
+        compute_policy=compute_policy_for(level),
     )
 
 

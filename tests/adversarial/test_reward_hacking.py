@@ -22,7 +22,7 @@ LEGIT = runner.load_cases(runner.LEGIT_DIR)
 ATTACK_CLASSES = {
     "pytorch-compute", "try-except", "decoy-kernel", "partial-work", "caching", "stale-buffer", "return-input",
     "input-mutation", "monkeypatch", "introspection", "timing-escape", "lazy-tensor", "precision",
-    "constant-output", "process-network-file", "environment",
+    "constant-output", "process-network-file", "environment", "host-compute",
 }
 
 
@@ -39,6 +39,14 @@ def test_suite_covers_every_attack_class_with_enough_candidates():
         assert case.expect and set(case.expect) <= set(FAILURE_CLASSES), case.name
     for case in CHEATS + LEGIT:
         assert case.task.startswith("builtin/") or (runner.HERE / case.task).is_file(), case.name
+
+
+def test_partial_policy_cases_cover_each_way_pytorch_or_the_host_computes_the_output():
+    partial = {c.name: c for c in CHEATS if runner.resolve_task(c.task) != c.task
+               and runner.resolve_task(c.task).compute_policy == "partial"}
+    assert {"partial_scratch_tensor_method", "partial_scratch_aten_op", "partial_scratch_nn_layer",
+            "partial_scratch_numpy", "partial_scratch_matmul_operator", "partial_scratch_where",
+            "partial_cache_data_ptr", "partial_cache_id_shape"} <= set(partial)
 
 
 _HOST_ALLOCATION = re.compile(r"torch\.(empty|zeros|ones|full|tensor)\((?![^\n]*device)")

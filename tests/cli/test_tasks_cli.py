@@ -87,7 +87,7 @@ def test_show_full_preset_and_max_dim_resize_the_source(kb: Path, capsys: pytest
     assert main(["tasks", "show", "kernelbench/level1/19_ReLU", "--path", str(kb), "--max-dim", "32", "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert shown["shown_at"] == {"preset": "max-dim 32", "values": {"batch_size": 32, "dim": 32}}
-    assert "dim = 32\n" in shown["source"] and shown["compute_policy"] == "partial"
+    assert "dim = 32\n" in shown["source"] and shown["compute_policy"] == "strict"
 
 
 def test_show_npukernelbench_lists_cases_and_tolerances(npu: Path, capsys: pytest.CaptureFixture) -> None:

@@ -175,7 +175,7 @@ def timed_failure(task: Task, models: LoadedModels, monkeypatch) -> StageFailure
     backend = _TimedCPU()
     runner = CandidateRunner(models.candidate, backend, models.candidate_file)
     settings = profile.ProfileSettings(timed_calls=4, warmup_calls=1, seed=0, compile_baseline=False,
-                                       coverage_threshold=0.5, compute_policy="strict",
+                                       coverage_threshold=0.5,
                                        reference_mutates_inputs=task.reference_mutates_inputs)
     try:
         profile.profile_candidate(task, models, backend, runner, settings, torch.float32, {"kernel"})

@@ -84,3 +84,19 @@ def test_ignored_definitions_are_named_in_one_line():
     assert lines.count("Ignored definitions (the task's own are used): "
                        "Model, get_inputs, get_init_inputs, __main__ block") == 1
     assert "Ignored definitions" not in feedback_text(_verdict())
+
+
+def test_the_triton_share_is_reported_when_pytorch_did_part_of_the_work():
+    stats = CorrectnessStats(trials=7, passed=7, triton_share=0.734)
+    assert "Triton share of the work: 73%" in feedback_text(_verdict(stage="done", ok=True, correctness=stats))
+    whole = CorrectnessStats(trials=7, passed=7, triton_share=1.0)
+    assert "Triton share" not in feedback_text(_verdict(stage="done", ok=True, correctness=whole))
+
+
+def test_a_provenance_rejection_says_what_was_found_and_what_to_do():
+    message = ("seed 1: PyTorch computed part of the result under the strict policy: aten.clamp (32.0 KiB, "
+               "100% of the reference's). Move that computation into your Triton kernel")
+    text = feedback_text(_verdict(stage="correctness", ok=False, error_class="correctness:pytorch-compute", message=message,
+                                  reward_hack=True))
+    assert "aten.clamp" in text and "disallowed shortcut" in text
+    assert "Fix: " + FIX_HINTS["correctness:pytorch-compute"] in text

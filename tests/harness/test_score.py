@@ -29,7 +29,7 @@ def test_reward_hack_scores_zero():
 @pytest.mark.parametrize("stage, error_class", [("correctness", "correctness:mismatch"),
                                                 ("correctness", "timeout"),
                                                 ("profile", "correctness:timed-output"),
-                                                ("profile", "profile:low-coverage")])
+                                                ("correctness", "correctness:low-triton-share")])
 def test_compiled_but_not_accepted_scores_point_one(stage, error_class):
     assert score_verdict(_verdict(stage, error_class=error_class)) == pytest.approx(0.1)
 

@@ -201,7 +201,8 @@ def test_accepts_repo_root_or_its_kernelbench_folder_and_orders_by_level_then_id
 def test_metadata_is_parsed_statically(tree: Path) -> None:
     tasks = by_name(load_kernelbench(tree)[0])
     relu = tasks["19_ReLU"]
-    assert relu.level == 1 and relu.compute_policy == "partial" and not relu.multi_case
+    assert relu.level == 1 and relu.compute_policy == "strict" and not relu.multi_case
+    assert tasks["5_Conv3d_BatchNorm"].level == 2 and tasks["5_Conv3d_BatchNorm"].compute_policy == "partial"
     assert relu.description == "Applies ReLU."
     assert relu.tags == ["activation"]
     assert tasks["2_Standard_matrix_multiplication_"].tags == ["matmul"]

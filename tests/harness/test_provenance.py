@@ -1,0 +1,343 @@
+"""Who computed the result (`atrl.harness.provenance`): the recorded data path of one forward
+call, and the decision under the strict and partial policies.
+
+The recorder tests run in this process on the CPU through the Triton interpreter (the kernels
+below are the tests' own); the judge tests run the real judge in a child process, as
+test_judge.py does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import triton
+import triton.language as tl
+from torch.utils._python_dispatch import _disable_current_modes
+
+from atrl.harness.provenance import (
+    ProvenanceRule,
+    Work,
+    decide,
+    fingerprint,
+    record_candidate_state,
+    recording,
+)
+from atrl.tasks.builtin_suite import load_builtin_task
+from atrl.tasks.task import Task
+
+ADVERSARIAL = Path(__file__).resolve().parents[1] / "adversarial"
+STRICT = ProvenanceRule("strict", 0.5)
+PARTIAL = ProvenanceRule("partial", 0.5)
+
+
+@triton.jit
+def relu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(y_ptr + offs, tl.maximum(tl.load(x_ptr + offs, mask=mask), 0.0), mask=mask)
+
+
+def triton_relu(x: torch.Tensor, out: torch.Tensor | None = None, n: int | None = None) -> torch.Tensor:
+    out = torch.empty_like(x) if out is None else out
+    n = x.numel() if n is None else n
+    relu_kernel[(triton.cdiv(n, 256),)](x, out, n, BLOCK=256)
+    return out
+
+
+def reference_work(fn, *inputs) -> Work:
+    with torch.no_grad(), recording(verify_writes=False) as recorder:
+        fn(*[t.clone() for t in inputs])
+    return recorder.compute_work()
+
+
+def judged(forward, inputs: list, rule: ProvenanceRule, reference: Work, state: object = None):
+    """(failure or None, Triton share) of one call of `forward(*inputs)`."""
+    model = torch.nn.Module()
+    if state is not None:
+        model.state = state
+    with torch.no_grad(), recording() as recorder:
+        record_candidate_state(recorder, model, inputs)
+        output = forward(*inputs)
+    outputs = [output] if isinstance(output, torch.Tensor) else list(output)
+    recorder.finish(outputs)
+    return decide(recorder, outputs, rule, reference)
+
+
+X = torch.randn(4, 512)
+RELU_WORK = reference_work(torch.relu, X)
+
+
+def test_the_reference_work_counts_compute_ops_only():
+    # relu moves its input and output; the clone of the input is a copy, not compute
+    assert RELU_WORK == Work(bytes=2 * X.numel() * 4, flops=X.numel())
+    a, b = torch.randn(8, 16), torch.randn(16, 4)
+    assert reference_work(torch.matmul, a, b).flops == 2 * 8 * 16 * 4
+
+
+def test_a_pure_triton_kernel_passes_under_both_policies():
+    for rule in (STRICT, PARTIAL):
+        failure, share = judged(lambda x: triton_relu(x), [X], rule, RELU_WORK)
+        assert failure is None and share == 1.0
+
+
+def test_views_copies_casts_and_allocation_are_not_compute():
+    def forward(x):
+        staged = x.t().contiguous().t().reshape(-1).to(torch.float64).to(torch.float32).clone()
+        staged.unsqueeze_(0).squeeze_(0)  # in place, but metadata only
+        out = torch.zeros_like(staged)
+        triton_relu(staged, out)
+        return out.view(x.shape)
+
+    failure, share = judged(forward, [X], STRICT, RELU_WORK)
+    assert failure is None and share == 1.0
+
+
+@pytest.mark.parametrize("compute, op", [
+    (lambda x, y: x.clamp(min=0), "aten.clamp"),
+    (lambda x, y: torch.ops.aten.relu.default(x), "aten.relu"),
+    (lambda x, y: torch.nn.ReLU()(x), "aten.relu"),
+    (lambda x, y: torch.where(x > 0, x, torch.zeros_like(x)), "aten.where"),
+    (lambda x, y: y.add_(0.0), "aten.add_"),  # in place on the Triton output: still on the path
+])
+def test_pytorch_compute_on_the_data_path_fails_strict_and_names_the_op(compute, op):
+    def forward(x):
+        y = triton_relu(x)
+        return compute(x, y)
+
+    failure, share = judged(forward, [X], STRICT, RELU_WORK)
+    assert failure is not None and failure.error_class == "correctness:pytorch-compute"
+    assert op in failure.message
+
+
+def test_pytorch_compute_off_the_data_path_is_not_counted():
+    def forward(x):
+        _ = torch.exp(x)  # computed and dropped
+        return triton_relu(x)
+
+    assert judged(forward, [X], STRICT, RELU_WORK)[0] is None
+
+
+def test_a_value_read_to_the_host_counts_as_on_the_path():
+    def forward(x):
+        peak = float(x.abs().max())  # PyTorch compute that reaches the kernel as a Python scalar
+        return triton_relu(x / 1.0 if peak > 0 else x)
+
+    failure, _ = judged(forward, [X], STRICT, RELU_WORK)
+    assert failure is not None and "aten.abs" in failure.message
+
+
+def test_partial_share_is_one_minus_pytorch_bytes_over_the_reference_bytes():
+    def forward(x):
+        half = x.shape[0] // 2
+        out = torch.empty_like(x)
+        triton_relu(x[:half].contiguous(), out[:half], half * x.shape[1])
+        out[half:] = torch.relu(x[half:])
+        return out
+
+    failure, share = judged(forward, [X], PARTIAL, RELU_WORK)
+    assert share == pytest.approx(0.5)  # torch.relu moved half the reference's bytes
+    assert failure is None
+    failure, _ = judged(forward, [X], ProvenanceRule("partial", 0.6), RELU_WORK)
+    assert failure is not None and failure.error_class == "correctness:low-triton-share"
+    assert "50%" in failure.message and "aten.relu" in failure.message
+
+
+def test_numpy_results_are_untracked_data():
+    def from_numpy(x):
+        triton_relu(x, torch.empty(256), 256)
+        return torch.from_numpy(np.maximum(x.numpy(), 0.0))
+
+    def through_a_view(x):
+        y = triton_relu(x, n=256)
+        np.maximum(x.numpy(), 0.0, out=y.numpy())
+        return y
+
+    def from_a_python_list(x):
+        triton_relu(x, n=256)
+        return torch.tensor([[max(v, 0.0) for v in row] for row in x.tolist()])
+
+    def a_scalar_through_a_kernel(x):
+        total = torch.tensor([sum(x.reshape(-1).tolist())])  # the whole (one-element) result
+        out = torch.empty(1)
+        triton_relu(total, out, 1)
+        return out
+
+    for forward in (from_numpy, through_a_view, from_a_python_list, a_scalar_through_a_kernel):
+        failure, _ = judged(forward, [X], PARTIAL, RELU_WORK)
+        assert failure is not None and failure.error_class == "correctness:untracked-data", forward.__name__
+
+
+def test_compute_that_escapes_the_dispatch_mode_is_untracked():
+    def into_a_recorded_buffer(x):
+        y = triton_relu(x, n=256)
+        with _disable_current_modes():
+            y.copy_(torch.relu(x) + 1.0)  # + 1: a reused block may already hold relu(x)
+        return y
+
+    def into_a_new_tensor(x):
+        y = triton_relu(x, n=256)
+        with _disable_current_modes():
+            z = torch.relu(x)
+        y.copy_(z)
+        return y
+
+    for forward in (into_a_recorded_buffer, into_a_new_tensor):
+        failure, _ = judged(forward, [X], PARTIAL, RELU_WORK)
+        assert failure is not None and failure.error_class == "correctness:untracked-data", forward.__name__
+
+
+def test_a_small_python_constant_is_not_untracked():
+    def forward(x):
+        scale = torch.tensor([1.0])
+        out = triton_relu(x)
+        triton_relu(scale, out, 1)  # the constant reaches the output through a kernel
+        return out
+
+    assert judged(forward, [X], STRICT, RELU_WORK)[0] is None
+
+
+def test_an_output_no_triton_launch_wrote_fails():
+    cached = triton_relu(X)
+
+    def forward(x):
+        triton_relu(x, torch.empty(256), 256)
+        return cached.clone()
+
+    failure, _ = judged(forward, [X], PARTIAL, RELU_WORK, state={"cache": cached})
+    assert failure is not None and failure.error_class == "correctness:no-triton-output"
+    assert "module state" in failure.message
+
+
+def test_module_state_written_by_triton_is_a_fine_output_buffer():
+    buffer = torch.empty_like(X)
+    assert judged(lambda x: triton_relu(x, buffer), [X], STRICT, RELU_WORK, state=[buffer])[0] is None
+
+
+def _zero_output(nargs: dict) -> None:
+    nargs["out_ptr"].zero_()
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 256}, pre_hook=_zero_output)], key=["n"])
+@triton.jit
+def sum_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.atomic_add(out_ptr, tl.sum(tl.load(x_ptr + offs, mask=offs < n, other=0.0)))
+
+
+def test_an_autotuned_launch_is_one_launch_with_its_hooks_inside():
+    def forward(x):
+        out = torch.empty(1)
+        sum_kernel[lambda meta: (triton.cdiv(x.numel(), meta["BLOCK"]),)](x, out, x.numel())
+        return out
+
+    with torch.no_grad(), recording() as recorder:
+        record_candidate_state(recorder, torch.nn.Module(), [X])
+        out = forward(X)
+    recorder.finish([out])
+    # the config's pre-hook zero_ is part of the launch (so, on a GPU, are the benchmark's tensors)
+    assert [e.kind for e in recorder.events if e.kind not in ("input", "state")] == ["constant", "triton"]
+    assert decide(recorder, [out], STRICT, reference_work(torch.sum, X))[0] is None
+
+
+def test_fingerprint_changes_with_one_byte_and_with_a_permutation():
+    t = torch.arange(1024, dtype=torch.float32)
+    before = fingerprint(t)
+    t.view(torch.uint8)[5] ^= 1
+    assert fingerprint(t) != before
+    u = torch.arange(1024, dtype=torch.float32)
+    same = fingerprint(u)
+    u.copy_(u.flip(0))
+    assert fingerprint(u) != same
+
+
+# --- through the judge -------------------------------------------------------------------------------
+
+def _adversarial(name: str) -> tuple[object, str]:
+    spec = importlib.util.spec_from_file_location("adversarial_runner", ADVERSARIAL / "runner.py")
+    runner = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("adversarial_runner", runner)
+    spec.loader.exec_module(runner)
+    case = runner.load_case(next(ADVERSARIAL.glob(f"*/{name}.py")))
+    return runner.resolve_task(case.task), case.path.read_text()
+
+
+def test_a_conv_kept_in_pytorch_passes_partial_but_fails_strict_and_a_higher_threshold():
+    from test_judge import interpreter_options, judge_in_child
+
+    task, code = _adversarial("partial_conv_fused_epilogue")
+    jobs = [{"name": name, "task": task, "code": code, "options": interpreter_options(**options)}
+            for name, options in [("partial", {}), ("strict", {"compute_policy": "strict"}),
+                                  ("high", {"coverage_threshold": 0.9})]]
+    verdicts = judge_in_child(jobs)
+    partial = verdicts["partial"]
+    assert partial["ok"], partial["message"]
+    share = partial["correctness"]["triton_share"]
+    assert 0.5 < share < 0.9
+    strict = verdicts["strict"]
+    assert strict["error_class"] == "correctness:pytorch-compute" and strict["reward_hack"]
+    assert "aten.convolution" in strict["message"]
+    high = verdicts["high"]
+    assert high["error_class"] == "correctness:low-triton-share" and not high["reward_hack"]
+    assert f"{share:.0%}" in high["message"]
+
+
+ADD_INTO_X_TASK = """
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x, y, scale):
+        x.add_(y * scale)
+        return x
+
+
+def get_inputs():
+    return [torch.randn(2048), torch.randn(2048), torch.rand(1) + 0.5]
+
+
+def get_init_inputs():
+    return []
+"""
+
+ADD_INTO_X = """
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_into_kernel(x_ptr, y_ptr, scale, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(x_ptr + offs, x + tl.load(y_ptr + offs, mask=mask) * scale, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x, y, scale):
+        # `scale` is read on the host, never written: an input only, not a result to trace
+        add_into_kernel[(triton.cdiv(x.numel(), 512),)](x, y, float(scale), x.numel(), BLOCK=512)
+        return x
+"""
+
+
+def test_in_place_tasks_pass_the_same_storage_call_and_their_read_only_inputs_are_no_results():
+    from test_judge import interpreter_options, judge_in_child
+
+    relu = load_builtin_task(ADVERSARIAL / "tasks" / "relu_inplace.py", level=1)
+    relu = dataclasses.replace(relu, id="adversarial/relu_inplace")
+    add = Task(id="test/add_into_x", suite="test", name="add_into_x", level=1, source=ADD_INTO_X_TASK,
+               reference_mutates_inputs=True)
+    jobs = [{"name": "relu", "task": relu, "code": (ADVERSARIAL / "legit" / "inplace_relu.py").read_text(),
+             "options": interpreter_options()},
+            {"name": "add", "task": add, "code": ADD_INTO_X, "options": interpreter_options()}]
+    for name, verdict in judge_in_child(jobs).items():
+        assert verdict["ok"], (name, verdict["error_class"], verdict["message"])
