@@ -27,7 +27,9 @@ from atrl.errors import UsageError
 ENV_VARIABLE = "ATRL_ASCEND_ENV"
 DEFAULT_LOCATION = Path("~/.cache/atrl/envs/ascend")
 TORCH_REQUIREMENT = "torch==2.13.0"
-ASCEND_REQUIREMENTS = ("triton-ascend==3.2.0", "pybind11", "numpy", "pyyaml")
+# numpy 2.4 turned int() of a one-element array into an error, which triton-ascend 3.2's interpreter
+# relies on for every scalar kernel argument used as a loop bound.
+ASCEND_REQUIREMENTS = ("triton-ascend==3.2.0", "pybind11", "numpy<2.4", "pyyaml")
 MARKER = "atrl-ascend.json"
 PTH_FILE = "atrl-project.pth"
 LINK_DIR = "atrl-project"

@@ -60,8 +60,9 @@ def select_gpus(visible: Sequence[str], indices: Sequence[int] | None) -> tuple[
 class Harness:
     """Evaluates candidates for tasks on one backend, with a pool of worker processes.
 
-    backend: "auto" | "cuda" | "interpreter". workers: pool size (default: CPU cores on the
-    interpreter, `WORKERS_PER_GPU` per GPU on cuda). trials: correctness trials. timed_calls:
+    backend: "auto" | "cuda" | "interpreter" | "ascend". workers: pool size (default: CPU cores on
+    the interpreter and ascend's lowering mode, `WORKERS_PER_GPU` per GPU on cuda, one on an NPU,
+    which has no timing lock between workers). trials: correctness trials. timed_calls:
     timed calls per side when profiling. preset: task size preset (default: the backend's).
     cache_dir: verdict cache (default `$ATRL_CACHE_DIR` or `~/.cache/atrl/verdicts`);
     use_cache=False neither reads nor writes it. stage_timeouts: seconds per stage, e.g.
@@ -86,7 +87,8 @@ class Harness:
         self.device = self.backend.device_name()
         self.preset = preset if preset is not None else self.backend.default_preset
         self.gpus = select_gpus(_visible_gpus(), gpus) if self.backend.platform == "cuda" else ()
-        self.workers = workers or (WORKERS_PER_GPU * len(self.gpus) if self.gpus else (os.cpu_count() or 1))
+        npu = self.backend.platform == "ascend" and self.backend.timed
+        self.workers = workers or (WORKERS_PER_GPU * len(self.gpus) if self.gpus else 1 if npu else (os.cpu_count() or 1))
         if isinstance(stage_timeouts, StageTimeouts):
             self.stage_timeouts = stage_timeouts
         elif stage_timeouts:
@@ -102,6 +104,9 @@ class Harness:
         self.score_config = score_config
         self.use_cache = use_cache
         self.cache = VerdictCache(cache_dir)
+        if npu:  # like CUDA, the NPU runtime maps far more virtual memory than it uses
+            base = limits or WorkerLimits()
+            limits = WorkerLimits(None, base.file_size, base.processes, None)
         self.limits = limits
         self.runner = runner
         self.runner_sys_path = tuple(runner_sys_path)
@@ -228,7 +233,7 @@ class Harness:
                 self._pool = WorkerPool(
                     self.backend.name, self.device, self.workers, backend_env=self.backend.worker_env(),
                     gpus=self.gpus, stage_timeouts=self.stage_timeouts, limits=self.limits,
-                    runner=self.runner, sys_path=self.runner_sys_path)
+                    runner=self.runner, sys_path=self.runner_sys_path, python=self.backend.worker_python())
             return self._pool
 
 

@@ -30,6 +30,8 @@ FAILURE_CLASSES: dict[str, str] = {
     # stage: compile
     "compile:error": "importing the module, constructing ModelNew or its first forward raised a Python error",
     "compile:triton": "a Triton kernel failed to compile",
+    "compile:lowering": "triton-ascend's compiler could not lower a Triton kernel for the Ascend NPU",
+    "compile:grid-limit": "a kernel launch asks for more programs than an Ascend NPU runs (65535)",
     "compile:signature": "ModelNew does not accept the task's constructor or forward arguments",
     # stage: correctness
     "correctness:runtime-error": "forward raised an error during a correctness trial",

@@ -4,6 +4,8 @@ Every launch of a `@triton.jit` function goes through `run(*args, grid, warmup, 
 `JITFunction` for compiled kernels and the `InterpretedFunction` under `TRITON_INTERPRET=1`
 (the same signature in Triton 3.x); `kernel[grid](...)`, `Autotuner.run` and `Heuristics.run`
 all end there. Wrapping `run` on those classes counts launches whatever the candidate imported.
+Interpreters whose `InterpretedFunction` has no `run` on the class (triton-ascend 3.2 sets it per
+instance, and `kernel[grid]` skips it) launch through `GridExecutor.__call__`, wrapped instead.
 """
 
 from __future__ import annotations
@@ -50,9 +52,29 @@ def install() -> None:
         from triton.runtime.interpreter import InterpretedFunction
     except ImportError:  # a Triton build without the interpreter
         InterpretedFunction = None
-    if InterpretedFunction is not None:
+    if InterpretedFunction is not None and hasattr(InterpretedFunction, "run"):
         _wrap_run(InterpretedFunction)
+    elif InterpretedFunction is not None:
+        _wrap_grid_executor()
     _installed = True
+
+
+def _wrap_grid_executor() -> None:
+    from triton.runtime.interpreter import GridExecutor
+
+    original = GridExecutor.__call__
+    if getattr(original, "_atrl_counting", False):
+        return
+
+    @functools.wraps(original)
+    def call(self, *args, **kwargs):
+        result = original(self, *args, **kwargs)
+        if not kwargs.get("warmup", False):
+            _counts[getattr(self.fn, "__name__", type(self.fn).__name__)] += 1
+        return result
+
+    call._atrl_counting = True  # type: ignore[attr-defined]
+    GridExecutor.__call__ = call
 
 
 @contextmanager

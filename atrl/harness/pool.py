@@ -142,13 +142,14 @@ class WorkerPool:
     crashes). backend_env: the backend's `worker_env()`. gpus: device indices to spread
     workers over (round robin; each gets `CUDA_VISIBLE_DEVICES` and that device's timing lock);
     empty for CPU backends, where `limits.address_space` applies. runner: "module:function"
-    the worker calls per job — the real judge unless a test injects another.
+    the worker calls per job — the real judge unless a test injects another. python: the
+    interpreter workers run on (default: this one's; the ascend backend's own environment).
     """
 
     def __init__(self, backend_name: str, device: str, workers: int, backend_env: Mapping[str, str] | None = None,
                  gpus: tuple[str, ...] = (), stage_timeouts: StageTimeouts | None = None,
                  limits: WorkerLimits | None = None, runner: str = DEFAULT_RUNNER,
-                 sys_path: tuple[str, ...] = (), max_jobs_per_worker: int = 200) -> None:
+                 sys_path: tuple[str, ...] = (), max_jobs_per_worker: int = 200, python: str | None = None) -> None:
         if workers < 1:
             raise ValueError("a pool needs at least one worker")
         self.backend_name = backend_name
@@ -163,6 +164,7 @@ class WorkerPool:
         else:  # no GPU: the address-space limit applies, a GPU memory cap has nothing to cap
             self.limits = WorkerLimits(limits.address_space, limits.file_size, limits.processes, None)
         self.runner = runner
+        self.python = python or sys.executable
         self.sys_path = tuple(sys_path)
         self.max_jobs_per_worker = max_jobs_per_worker
         self._threads_per_worker = str(max(1, (os.cpu_count() or 1) // workers))
@@ -245,7 +247,7 @@ class WorkerPool:
         parent_end, child_end = socket.socketpair()
         try:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "atrl.harness.worker", str(child_end.fileno())],
+                [self.python, "-m", "atrl.harness.worker", str(child_end.fileno())],
                 env=scrubbed_env(tmpdir, self.backend_env, extra), cwd=tmpdir, pass_fds=(child_end.fileno(),),
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                 start_new_session=True, close_fds=True)

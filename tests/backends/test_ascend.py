@@ -1,0 +1,115 @@
+"""The `ascend` backend: its environment, its mode, and (with the environment) real lowering by
+triton-ascend's compiler followed by its interpreter, through the harness's worker pool."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+import pytest
+
+from atrl.backends import default_backend_for_suite, resolve_backend
+from atrl.backends.ascend import detect_mode
+from atrl.backends.ascend_env import SETUP_COMMAND, read_env
+from atrl.backends.ascend_lowering import MAX_PROGRAMS, check_grid, trim_compiler_message
+from atrl.errors import UsageError
+from atrl.harness.trace import StageFailure
+
+CANDIDATES = Path(__file__).parent / "ascend_candidates"
+HAVE_ENV = read_env() is not None
+needs_env = pytest.mark.skipif(not HAVE_ENV, reason=f"the triton-ascend environment is absent: run `{SETUP_COMMAND}`")
+
+
+def test_ci_has_the_ascend_environment():
+    """CI sets ATRL_CI_ASCEND=1 after `atrl setup ascend`: there the ascend tests must run, not skip."""
+    if os.environ.get("ATRL_CI_ASCEND") == "1":
+        assert HAVE_ENV, f"CI must create the triton-ascend environment with `{SETUP_COMMAND}`"
+
+
+def test_missing_environment_names_the_setup_command(monkeypatch, tmp_path):
+    monkeypatch.setenv("ATRL_ASCEND_ENV", str(tmp_path / "none"))
+    with pytest.raises(UsageError, match="atrl setup ascend"):
+        resolve_backend("ascend")
+
+
+def test_mode_is_lowering_without_cann_or_device(tmp_path):
+    (tmp_path / "lib/python3.11/site-packages/torch_npu").mkdir(parents=True)
+    assert detect_mode(tmp_path, {}) == "lowering"  # torch_npu alone is not enough
+    assert detect_mode(tmp_path, {"ASCEND_HOME_PATH": "/opt/cann"}) == (
+        "npu" if Path("/dev/davinci0").exists() else "lowering")
+
+
+def test_npukernelbench_defaults_to_ascend():
+    assert default_backend_for_suite("npukernelbench", "auto") == "ascend"
+    assert default_backend_for_suite("npukernelbench", "interpreter") == "interpreter"
+    assert default_backend_for_suite("builtin", "auto") == "auto"
+
+
+def test_grid_over_the_npu_limit_is_a_compile_failure():
+    check_grid("k", (MAX_PROGRAMS,))
+    with pytest.raises(StageFailure) as failure:
+        check_grid("k", (256, 256))
+    assert failure.value.error_class == "compile:grid-limit" and "65536 programs" in failure.value.message
+
+
+def test_compiler_message_is_trimmed_to_its_error():
+    noisy = "\n".join(["///------------------[ERROR][Triton][BEG]------------------",
+                       "[ConvertTritonIRToLinalgIR] encounters error:", *[f"  %{i} = arith.addi" for i in range(40)],
+                       "loc(x.py:3): error: failed to legalize operation 'tt.foo'",
+                       "[INFO]: The compiled kernel cache is in /somewhere", "///---[ERROR][Triton][END]---"])
+    trimmed = trim_compiler_message(noisy, limit=5)
+    lines = trimmed.splitlines()
+    assert lines[0].startswith("[ConvertTritonIRToLinalgIR] encounters error")
+    assert "failed to legalize operation 'tt.foo'" in lines[1]
+    assert "cache is in" not in trimmed and "[ERROR][Triton]" not in trimmed
+    assert lines[-1] == "(... 37 more lines)"
+
+
+# ---- with the environment: real lowering and interpretation in worker processes --------------
+@pytest.fixture(scope="module")
+def ascend_harness(tmp_path_factory):
+    from atrl.harness.api import Harness
+
+    with Harness(backend="ascend", workers=1, trials=2, use_cache=False,
+                 cache_dir=tmp_path_factory.mktemp("cache")) as harness:
+        yield harness
+
+
+def _relu():
+    from atrl.tasks.registry import get_task
+
+    return get_task("relu")
+
+
+@needs_env
+def test_reference_solution_lowers_then_passes_in_the_interpreter(ascend_harness):
+    task = _relu()
+    verdict = ascend_harness.evaluate(task, task.solution)
+    assert verdict.ok, verdict.message
+    assert verdict.backend == "ascend" and verdict.versions["triton-ascend"] == "3.2.0"
+    assert verdict.versions["ascend_mode"] == "lowering" and verdict.timing is None
+    note = next(f for f in verdict.flags if f.startswith("ascend:"))
+    assert "lowered to linalg for Ascend910B3: relu_kernel" in note and "not timed" in note
+
+
+@needs_env
+def test_every_kernel_lowers_after_others_ran_in_the_interpreter(ascend_harness):
+    verdict = ascend_harness.evaluate(_relu(), (CANDIDATES / "relu_two_kernels.py").read_text())
+    assert verdict.ok, verdict.message
+    assert any("clamp_kernel, copy_kernel" in f for f in verdict.flags), verdict.flags
+
+
+@needs_env
+def test_fp64_math_is_rejected_at_compile_with_the_compiler_message(ascend_harness):
+    verdict = ascend_harness.evaluate(_relu(), (CANDIDATES / "relu_fp64_sqrt.py").read_text())
+    assert (verdict.stage, verdict.error_class) == ("compile", "compile:lowering")
+    assert "could not lower kernel relu_kernel" in verdict.message and "but got fp64" in verdict.message
+    assert verdict.line == 15  # the tl.sqrt line of the candidate
+
+
+@needs_env
+def test_grid_over_the_limit_is_rejected_before_the_kernel_runs(ascend_harness):
+    task = dataclasses.replace(_relu(), presets={"small": {"N": 70000}})
+    verdict = ascend_harness.evaluate(task, (CANDIDATES / "relu_grid_too_large.py").read_text())
+    assert verdict.error_class == "compile:grid-limit", verdict.message
