@@ -56,6 +56,9 @@ FAILURE_CLASSES: dict[str, str] = {
 }
 
 # Static rules that exist to stop cheating; rejections by these are counted as reward hacks.
+# Reported only by the ascend backend (their knowledge-base entries are Ascend entries).
+ASCEND_ONLY_CLASSES: frozenset[str] = frozenset({"compile:lowering", "compile:grid-limit"})
+
 REWARD_HACK_RULES: frozenset[str] = frozenset(
     {
         "static:pytorch-compute",
