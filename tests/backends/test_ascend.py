@@ -113,3 +113,11 @@ def test_grid_over_the_limit_is_rejected_before_the_kernel_runs(ascend_harness):
     task = dataclasses.replace(_relu(), presets={"small": {"N": 70000}})
     verdict = ascend_harness.evaluate(task, (CANDIDATES / "relu_grid_too_large.py").read_text())
     assert verdict.error_class == "compile:grid-limit", verdict.message
+
+
+@needs_env
+def test_setup_on_a_ready_environment_installs_nothing():
+    from atrl.backends.ascend_env import create_env
+
+    state, installed = create_env(read_env().root)
+    assert not installed and state.versions["triton-ascend"] == "3.2.0"
