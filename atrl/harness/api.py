@@ -177,7 +177,8 @@ class Harness:
             return self._own(task, response, "format", "format:no-code",
                              "no Python code was found: answer with one ```python block holding the module"), ""
         policy = self.options.compute_policy or task.compute_policy
-        violations = check_static(code, compute_policy=policy, allow_torch=tuple(task.allow_torch))
+        violations = check_static(code, compute_policy=policy, allow_torch=tuple(task.allow_torch),
+                                  platform=target_platform(task, self.backend))
         if not violations:
             return None, code
         first = violations[0]
@@ -235,6 +236,14 @@ class Harness:
                     gpus=self.gpus, stage_timeouts=self.stage_timeouts, limits=self.limits,
                     runner=self.runner, sys_path=self.runner_sys_path, python=self.backend.worker_python())
             return self._pool
+
+
+def target_platform(task: Task, backend: Backend) -> str:
+    """The platform a candidate is written for: Ascend on the ascend backend and for NPUKernelBench
+    tasks on any backend (their kernels are meant for Triton-Ascend); else the backend's own."""
+    from atrl.backends import SUITE_BACKENDS
+
+    return "ascend" if backend.platform == "ascend" or SUITE_BACKENDS.get(task.suite) == "ascend" else backend.platform
 
 
 def size_hint(error_class: str | None, preset: str | None, backend: Backend) -> str | None:
