@@ -73,3 +73,10 @@ def test_builtin_reference_solutions_pass_the_ascend_rules():
     assert solutions
     rejected = {p.name: _ascend_rules(p.read_text()) for p in solutions}
     assert {name: rules for name, rules in rejected.items() if rules} == {}
+
+
+def test_every_ascend_rule_has_cases_here():
+    from atrl.harness.failures import FAILURE_CLASSES
+    from atrl.harness.static_ascend import RULES
+
+    assert set(CASES) == set(RULES) and set(RULES) <= set(FAILURE_CLASSES)
