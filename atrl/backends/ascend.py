@@ -61,6 +61,11 @@ class AscendBackend(Backend):
         self._flush_buffer: torch.Tensor | None = None
 
     @property
+    def label(self) -> str:
+        """"ascend:lowering" or "ascend:npu": reports say which mode judged a run."""
+        return f"{self.name}:{self.mode}"
+
+    @property
     def device(self) -> torch.device:
         import torch
 

@@ -34,6 +34,11 @@ class Backend(ABC):
     def worker_env(self) -> dict[str, str]:
         """Environment variables a worker process needs, set before triton is imported."""
 
+    @property
+    def label(self) -> str:
+        """The name reports show for the verdicts of this backend (default: its name)."""
+        return self.name
+
     def worker_python(self) -> str:
         """The interpreter worker processes run on (default: this process's own)."""
         return sys.executable

@@ -176,12 +176,12 @@ def run_eval(
     `on_turns(judged, most)` the turns judged so far against the most this run can take;
     `policy` overrides `config.policy` with an already-loaded policy (tests, notebooks)."""
     from atrl.agent.episode import run_episode_list
-    from atrl.backends import resolve_backend
+    from atrl.backends import default_backend_for_suite, resolve_backend
     from atrl.harness.api import Harness
 
     out = Path(out)
     tasks = select_tasks(config)
-    backend = resolve_backend(config.backend)
+    backend = resolve_backend(default_backend_for_suite(config.suite, config.backend))
     finished = prepare_run_dir(config, out)
     selected = [(t.id, s) for t in tasks for s in range(config.samples)]
     pending = [key for key in selected if key not in finished]
@@ -209,7 +209,7 @@ def run_eval(
                 if (trajectory.task_id, trajectory.sample) in finished:
                     return  # replayed only to reproduce the lockstep batches; journaled by an earlier call
                 trajectories.append(trajectory)
-                episodes.append(summarize_trajectory(trajectory, levels[trajectory.task_id], backend.name,
+                episodes.append(summarize_trajectory(trajectory, levels[trajectory.task_id], backend.label,
                                                      backend.timed))
                 done += 1
                 if on_episode:

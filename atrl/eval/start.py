@@ -25,9 +25,10 @@ def check_start(config: EvalConfig, out: Path) -> None:
     _check_files(config)
     _check_policy(config)
     _check_tasks(config)
-    from atrl.backends import resolve_backend
+    from atrl.backends import default_backend_for_suite, resolve_backend
 
-    resolve_backend(config.backend)  # e.g. --backend cuda on a machine without a GPU
+    # e.g. --backend cuda on a machine without a GPU, or ascend without its environment
+    resolve_backend(default_backend_for_suite(config.suite, config.backend))
 
 
 def _check_out(config: EvalConfig, out: Path) -> None:

@@ -105,7 +105,7 @@ def test_fp64_math_is_rejected_at_compile_with_the_compiler_message(ascend_harne
     verdict = ascend_harness.evaluate(_relu(), (CANDIDATES / "relu_fp64_sqrt.py").read_text())
     assert (verdict.stage, verdict.error_class) == ("compile", "compile:lowering")
     assert "could not lower kernel relu_kernel" in verdict.message and "but got fp64" in verdict.message
-    assert verdict.line == 15  # the tl.sqrt line of the candidate
+    assert verdict.line == 16  # the tl.sqrt line of the candidate
 
 
 @needs_env
@@ -121,3 +121,62 @@ def test_setup_on_a_ready_environment_installs_nothing():
 
     state, installed = create_env(read_env().root)
     assert not installed and state.versions["triton-ascend"] == "3.2.0"
+
+
+def test_npukernelbench_tasks_get_the_ascend_rules_on_any_backend():
+    from atrl.backends.interpreter import InterpreterBackend
+    from atrl.harness.api import target_platform
+    from atrl.tasks.registry import get_task, load_suite
+
+    npu_task = load_suite("npukernelbench", FIXTURE).tasks[0]
+    assert target_platform(npu_task, InterpreterBackend()) == "ascend"
+    assert target_platform(get_task("relu"), InterpreterBackend()) == "interpreter"
+
+
+FIXTURE = Path(__file__).parent / "npukernelbench_fixture"
+SIGMOID = '''```python
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def sigmoid_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr, ACC: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(ACC)
+    y = 1.0 / (1.0 + tl.exp(-x))
+    tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        x = x.contiguous()
+        y = torch.empty_like(x)
+        n = x.numel()
+        sigmoid_kernel[(triton.cdiv(n, 64),)](x, y, n, BLOCK=64, ACC=ACCUMULATOR)
+        return y
+```'''
+
+
+@needs_env
+def test_npukernelbench_eval_runs_on_ascend_by_default_and_says_how_it_judged(tmp_path):
+    import json
+
+    from atrl.eval.config import EvalConfig
+    from atrl.eval.runner import run_eval
+
+    replay = tmp_path / "replay.jsonl"
+    answers = [SIGMOID.replace("ACCUMULATOR", "tl.float64"), SIGMOID.replace("ACCUMULATOR", "tl.float32")]
+    replay.write_text("".join(json.dumps({"task_id": "npukernelbench/level0/1_sigmoid", "turn": turn,
+                                          "response": text}) + "\n" for turn, text in enumerate(answers)))
+    config = EvalConfig(suite="npukernelbench", path=str(FIXTURE), policy=f"replay:{replay}", max_turns=2,
+                        trials=1, use_cache=False)
+    result = run_eval(config, tmp_path / "run")
+    (episode,) = [json.loads(line) for line in (tmp_path / "run" / "episodes.jsonl").read_text().splitlines()]
+    assert episode["backend"] == "ascend:lowering" and episode["timed"] is False
+    assert [t["error_class"] for t in episode["turns"]] == ["compile:lowering", None]
+    assert episode["turns"][1]["correct"]
+    report = result.report.read_text()
+    assert "backend: ascend:lowering (auto)" in report and "not timed on ascend:lowering" in report
