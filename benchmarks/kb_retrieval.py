@@ -2,7 +2,8 @@
 query set `benchmarks/data/kb_queries.jsonl` (made by `benchmarks/kb_make_queries.py`).
 
 Verdict queries are built with `atrl.kb.queries.verdict_query` from the recorded class, stage and
-message (platform `interpreter` for harness verdicts, `cuda` for CUDA messages); task queries
+message (platform `interpreter` for harness verdicts, `cuda` for CUDA messages, `ascend` for the
+ascend backend's verdicts); task queries
 with `task_query` on the builtin task, ranked as `KnowledgeInjector.for_episode` shows them
 (best guide, one example with the task's own excluded, next guide; platform `cuda`). A query hits
 at k when one of its top-k entries is in its `expected` list. Latency is query building plus
@@ -46,7 +47,7 @@ def evaluate(rows: list[dict], with_class: bool = True) -> dict:
         if row["kind"] == "verdict":
             verdict = SimpleNamespace(error_class=row["error_class"] if with_class else "", stage=row["stage"],
                                       message=row["message"], feedback=row["feedback"])
-            plat = "cuda" if row["source"] == "cuda-message" else "interpreter"
+            plat = {"cuda-message": "cuda", "ascend-harness": "ascend"}.get(row["source"], "interpreter")
             hits = retriever.search(verdict_query(verdict), plat, k=3)
         else:
             # what KnowledgeInjector.for_episode shows: best guide, one example, next guide

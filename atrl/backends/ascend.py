@@ -36,6 +36,31 @@ NPU_DEVICE_FILES = ("/dev/davinci0", "/dev/davinci_manager")
 L2_FLUSH_BYTES = 256 * 1024 * 1024  # above the 192 MB L2 of Atlas A2
 
 
+def autotune_with_cpu_benchmarker() -> None:
+    """triton-ascend's `Autotuner.__init__` asks the active driver for a benchmarker when none is
+    given, at decoration time, and the interpreter has no driver ("0 active drivers"): a correct
+    `@triton.autotune` kernel would fail to import. Hand every new Autotuner the interpreter
+    backend's host-clock benchmarker instead. Idempotent."""
+    import functools
+
+    from triton.runtime.autotuner import Autotuner
+
+    from atrl.backends.interpreter import cpu_bench
+
+    original = Autotuner.__init__
+    if getattr(original, "_atrl_cpu", False):
+        return
+
+    @functools.wraps(original)
+    def init(self, *args, **kwargs):
+        if kwargs.get("do_bench") is None:
+            kwargs["do_bench"] = cpu_bench
+        original(self, *args, **kwargs)
+
+    init._atrl_cpu = True  # type: ignore[attr-defined]
+    Autotuner.__init__ = init
+
+
 def detect_mode(root: Path | None = None, environ: dict[str, str] | None = None) -> str:
     """"npu" when CANN is set up (`ASCEND_HOME_PATH`), an NPU device file exists and torch_npu is
     installed in the environment; else "lowering". Cheap: nothing is imported."""
@@ -114,11 +139,11 @@ class AscendBackend(Backend):
             import torch_npu  # noqa: F401 - registers the npu device with torch
 
             return
-        from atrl.backends.ascend_lowering import install
-        from atrl.backends.interpreter import benchmark_autotune_on_cpu
+        from atrl.backends.ascend_lowering import REPORT, install
 
         install()
-        benchmark_autotune_on_cpu()
+        REPORT.reached.clear()  # prepare_worker runs before each job: the notes are this job's
+        autotune_with_cpu_benchmarker()
 
     def synchronize(self) -> None:
         if self.mode == "npu":

@@ -231,6 +231,13 @@ def check_grid(name: str, grid: tuple[int, ...]) -> None:
                            "loop over the blocks inside the kernel")
 
 
+def _launch_options() -> frozenset[str]:
+    """Keyword arguments of a launch that are options, not kernel parameters (`triton.Config`'s)."""
+    import triton
+
+    return frozenset(triton.Config({}).all_kwargs()) | _RESERVED
+
+
 def install() -> None:
     """Record `triton.language` as the compiler expects it and make every interpreted launch lower
     its kernel first. Idempotent; must run before the first launch."""
@@ -240,15 +247,24 @@ def install() -> None:
     original_call = GridExecutor.__call__
     if getattr(original_call, "_atrl_lowering", False):
         return
+    import triton.language as tl
+
+    if not tl.core.is_builtin(tl.load):  # the interpreter already rewrote the language in place
+        raise RuntimeError("ascend lowering must be installed before the first interpreted kernel launch")
     jit_memo: dict[Any, Any] = {}
     _ORIGINAL = LanguageSnapshot(for_compiler=True, memo=jit_memo)
     seen: dict[tuple, str] = {}
+
+    options = _launch_options()
 
     @functools.wraps(original_call)
     def call(self, *args, **kwargs):
         if kwargs.get("warmup", False):
             return original_call(self, *args, **kwargs)
         fn = _original_function(self.fn)
+        # An autotuner passes every option of its Config; the interpreter strips only some of them.
+        parameters = inspect.signature(fn).parameters
+        kwargs = {k: v for k, v in kwargs.items() if k in parameters or k not in options}
         jit = as_jit_function(fn, jit_memo)
         check_grid(fn.__name__, _grid_size(self.grid, fn, args, kwargs))
         signature, constants = launch_signature(jit, fn, args, kwargs)
