@@ -57,7 +57,8 @@ def evaluate(rows: list[dict], with_class: bool = True) -> dict:
             hits = guides[:1] + example + guides[1:]
         elapsed_ms = (time.perf_counter() - start) * 1000
         ids = [h.entry_id for h in hits]
-        group = results.setdefault(row["kind"], {"n": 0, "hit1": 0, "hit3": 0, "ms": [], "misses": []})
+        kind = "verdict (ascend)" if row.get("source") == "ascend-harness" else row["kind"]
+        group = results.setdefault(kind, {"n": 0, "hit1": 0, "hit3": 0, "ms": [], "misses": []})
         group["n"] += 1
         group["hit1"] += bool(ids[:1] and ids[0] in row["expected"])
         hit3 = any(i in row["expected"] for i in ids[:3])
@@ -94,7 +95,7 @@ def main() -> None:
     build_s = time.perf_counter() - build_start
     evaluate(rows[:5])  # warm-up (first-call costs are not per-query latency)
     main_rows = _summary_rows(full := evaluate(rows))
-    message_only = _summary_rows({k: v for k, v in evaluate(rows, with_class=False).items() if k == "verdict"})
+    message_only = _summary_rows({k: v for k, v in evaluate(rows, with_class=False).items() if k.startswith("verdict")})
     misses = [m for g in full.values() for m in g["misses"]]
     report = "\n".join([
         "# Knowledge-base retrieval benchmark",
@@ -105,7 +106,9 @@ def main() -> None:
         f"{build_s:.2f} s. Machine: {platform.machine()}, Python {platform.python_version()}, shared 2-core CPU.",
         "",
         "Verdict queries come from broken candidates judged by the real harness on the interpreter backend "
-        "(plus a few CUDA-only failure messages); the label is the error-fix entry for that mistake. Task queries "
+        "(plus a few CUDA-only failure messages); the label is the error-fix entry for that mistake. "
+        "`verdict (ascend)` queries are Ascend mistakes judged by the ascend backend (triton-ascend lowering, "
+        "its static rules), searched on platform ascend. Task queries "
         "are the builtin tasks; the label is the family guide or an example of another task of the same family "
         "(the task's own example is excluded). Targets: hit@3 ≥ 0.9, ≤ 10 ms per query.",
         "",

@@ -171,6 +171,16 @@ def trim_compiler_message(text: str, limit: int = MESSAGE_LINES) -> str:
     return "\n".join(kept) + (f"\n(... {len(lines) - limit} more lines)" if len(lines) > limit else "")
 
 
+def shorten_source_excerpt(text: str, keep: int = 2) -> str:
+    """A frontend error quotes the kernel from its `def` down to the failing line, then a caret line
+    and the error: keep the first line, the `keep` source lines above the caret, the caret and the rest."""
+    lines = text.splitlines()
+    caret = next((i for i, line in enumerate(lines) if line.strip() and set(line.strip()) == {"^"}), None)
+    if caret is None or caret - keep <= 1:
+        return text
+    return "\n".join([lines[0], "    ...", *lines[caret - keep:]])
+
+
 def lower(jit: Any, signature: dict[str, str], constants: dict[str, Any]) -> str:
     """Compile for the Ascend target as far as it goes; returns the stage reached ("linalg").
     Raises StageFailure("compile:lowering") for a failure before the binary step."""
@@ -191,7 +201,7 @@ def lower(jit: Any, signature: dict[str, str], constants: dict[str, Any]) -> str
         raise StageFailure("compile:lowering", f"triton-ascend could not lower kernel {name} ({stage}):\n"
                            f"{trim_compiler_message(exc.message)}") from None
     except Exception as exc:  # the frontend (CompilationError) or a pass raising in Python
-        text = trim_compiler_message(f"{type(exc).__name__}: {exc}")
+        text = trim_compiler_message(shorten_source_excerpt(f"{type(exc).__name__}: {exc}"))
         raise StageFailure("compile:lowering", f"triton-ascend could not lower kernel {name} "
                            f"(Python AST -> TTIR):\n{text}", _frontend_line(jit, exc)) from None
     return "binary"

@@ -188,3 +188,13 @@ def test_npukernelbench_eval_runs_on_ascend_by_default_and_says_how_it_judged(tm
     assert episode["turns"][1]["correct"]
     report = result.report.read_text()
     assert "backend: ascend:lowering (auto)" in report and "not timed on ascend:lowering" in report
+
+
+def test_frontend_excerpt_keeps_the_failing_lines_only():
+    from atrl.backends.ascend_lowering import shorten_source_excerpt
+
+    text = "\n".join(["CompilationError: at 9:4:", "def k(x):", *[f"    a{i} = {i}" for i in range(8)],
+                      "    ^", "ValueError('bad')"])
+    assert shorten_source_excerpt(text).splitlines() == [
+        "CompilationError: at 9:4:", "    ...", "    a6 = 6", "    a7 = 7", "    ^", "ValueError('bad')"]
+    assert shorten_source_excerpt("no caret here") == "no caret here"
