@@ -198,3 +198,13 @@ def test_frontend_excerpt_keeps_the_failing_lines_only():
     assert shorten_source_excerpt(text).splitlines() == [
         "CompilationError: at 9:4:", "    ...", "    a6 = 6", "    a7 = 7", "    ^", "ValueError('bad')"]
     assert shorten_source_excerpt("no caret here") == "no caret here"
+
+
+def test_npukernelbench_eval_without_the_environment_names_the_setup_command(monkeypatch, tmp_path, capsys):
+    from atrl.cli import main
+
+    monkeypatch.setenv("ATRL_ASCEND_ENV", str(tmp_path / "none"))
+    status = main(["eval", "--suite", "npukernelbench", "--path", str(FIXTURE), "--policy", "reference",
+                   "--out", str(tmp_path / "run")])
+    assert status == 2 and "create it with `atrl setup ascend`" in capsys.readouterr().err
+    assert not (tmp_path / "run" / "episodes.jsonl").exists()
