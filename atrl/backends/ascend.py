@@ -83,6 +83,9 @@ class AscendBackend(Backend):
             raise ValueError(f"unknown ascend mode {self.mode!r}; expected one of {MODES}")
         self.timed = self.mode == "npu"
         self.default_preset = None if self.timed else "small"
+        # triton-ascend 3.2's interpreter runs some reductions far slower than stock Triton's
+        # (the builtin argmax_dim solution: about 50-90 s against under 1 s; docs/ascend.md).
+        self.stage_time_scale = 1.0 if self.timed else 3.0
         self._flush_buffer: torch.Tensor | None = None
 
     @property

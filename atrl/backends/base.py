@@ -24,6 +24,8 @@ class Backend(ABC):
     platform: str  # "cuda" | "interpreter" | "ascend"
     timed: bool
     default_preset: str | None  # None: tasks run as written (their full size)
+    # Factor on the harness's default compile and correctness limits (a slower interpreter needs more).
+    stage_time_scale: float = 1.0
 
     @property
     @abstractmethod

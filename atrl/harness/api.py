@@ -96,7 +96,11 @@ class Harness:
         else:
             # on a GPU a candidate may wait for the device's timing lock while others are timed
             waiting = max(1, -(-self.workers // max(1, len(self.gpus)))) if self.gpus else 1
-            self.stage_timeouts = StageTimeouts(profile=StageTimeouts().profile * waiting)
+            scale = self.backend.stage_time_scale
+            default = StageTimeouts()
+            self.stage_timeouts = StageTimeouts(compile=default.compile * scale,
+                                                correctness=default.correctness * scale,
+                                                profile=default.profile * waiting)
         self.options = JudgeOptions(backend=self.backend.name, preset=self.preset, trials=trials,
                                     timed_calls=timed_calls, warmup_calls=warmup_calls, seed=seed,
                                     compile_baseline=compile_baseline, coverage_threshold=coverage_threshold,

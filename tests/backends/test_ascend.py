@@ -208,3 +208,12 @@ def test_npukernelbench_eval_without_the_environment_names_the_setup_command(mon
                    "--out", str(tmp_path / "run")])
     assert status == 2 and "create it with `atrl setup ascend`" in capsys.readouterr().err
     assert not (tmp_path / "run" / "episodes.jsonl").exists()
+
+
+@needs_env
+def test_lowering_mode_gives_the_slower_interpreter_longer_default_limits():
+    from atrl.harness.api import Harness
+
+    ascend, stock = Harness(backend="ascend", workers=1), Harness(backend="interpreter", workers=1)
+    assert ascend.stage_timeouts.correctness == 3 * stock.stage_timeouts.correctness
+    assert ascend.stage_timeouts.compile == 3 * stock.stage_timeouts.compile
