@@ -102,13 +102,9 @@ def link_project(root: Path) -> Path:
     holder = root / LINK_DIR
     holder.mkdir(parents=True, exist_ok=True)
     link = holder / "atrl"
-    if link.is_symlink() or link.exists():
-        if link.is_symlink() and link.resolve() == package:
-            pass
-        else:
+    if not (link.is_symlink() and link.resolve() == package):
+        if link.is_symlink() or link.exists():
             link.unlink()
-            link.symlink_to(package, target_is_directory=True)
-    else:
         link.symlink_to(package, target_is_directory=True)
     pth = _site_packages(env_python(root)) / PTH_FILE
     pth.write_text(f"{holder}\n")
