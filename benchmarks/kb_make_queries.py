@@ -9,8 +9,11 @@ Two kinds of queries:
 - `task`: every builtin task; `expected` = its family guide plus the examples of other tasks that
   share its first tag (the leave-own-solution-out rule applies when searching).
 
+- `verdict` with `source: "ascend-harness"`: Ascend mistakes judged by the `ascend` backend
+  (triton-ascend lowering + interpreter; needs `atrl setup ascend`), searched on platform ascend.
+
 Run: `python benchmarks/kb_make_queries.py` (about a minute: each runtime candidate runs in the
-Triton interpreter).
+Triton interpreter); `--ascend-only` replaces just the ascend rows of the existing file.
 """
 
 from __future__ import annotations
@@ -157,6 +160,42 @@ def verdict_rows() -> list[dict]:
     return rows
 
 
+ASCEND_CANDIDATES_DIR = Path(__file__).resolve().parent.parent / "tests" / "backends" / "ascend_candidates"
+# (expected entry, task, candidate source, size preset override) judged on the ascend backend.
+ASCEND_CANDIDATES: list[tuple[str, str, str, dict | None]] = [
+    ("fix-ascend-lowering-dtype", "relu", (ASCEND_CANDIDATES_DIR / "relu_fp64_sqrt.py").read_text(), None),
+    ("fix-ascend-lowering-dot-precision", "matmul", (ASCEND_CANDIDATES_DIR / "matmul_tf32x3.py").read_text(), None),
+    ("fix-ascend-grid-limit", "relu", (ASCEND_CANDIDATES_DIR / "relu_grid_too_large.py").read_text(), {"N": 70000}),
+    ("fix-ascend-cuda-only", "relu", (ASCEND_CANDIDATES_DIR / "relu_inline_asm.py").read_text(), None),
+    ("fix-ascend-cuda-only", "relu", relu(alloc='torch.empty(x.shape, device="cuda")'), None),
+    ("fix-ascend-dtype", "relu", relu(store="tl.store(y_ptr + offs, tl.sqrt(x.to(tl.float64) ** 2).to(tl.float32), "
+                                            "mask=mask)"), None),
+    ("fix-ascend-dot", "relu", relu(store="tl.store(y_ptr + offs, tl.sum(tl.dot(x[:, None] * x[None, :], "
+                                          "x[:, None] * x[None, :], allow_tf32=True), axis=1), mask=mask)"), None),
+    ("fix-ascend-grid", "relu", relu(launch="relu_kernel[(100000,)](x, y, n, BLOCK=1024)"), None),
+    ("fix-ascend-buffer", "relu", relu(launch="relu_kernel[(1,)](x, y, n, BLOCK=131072)"), None),
+]
+
+
+def ascend_rows() -> list[dict]:
+    import dataclasses
+
+    from atrl.harness.api import Harness
+    from atrl.tasks.registry import get_task
+
+    pairs = []
+    for _, name, code, sizes in ASCEND_CANDIDATES:
+        task = get_task(f"builtin/{name}")
+        pairs.append((dataclasses.replace(task, presets={"small": sizes}) if sizes else task, as_response(code)))
+    with Harness(backend="ascend", workers=1, use_cache=False,
+                 stage_timeouts={"compile": 30, "correctness": 30, "profile": 30}) as harness:
+        verdicts = harness.evaluate_many(pairs)
+    return [{"kind": "verdict", "source": "ascend-harness", "task": f"builtin/{name}", "expected": [expected],
+             "error_class": verdict.error_class, "stage": verdict.stage, "message": verdict.message,
+             "feedback": verdict.feedback}
+            for (expected, name, _, _), verdict in zip(ASCEND_CANDIDATES, verdicts, strict=True)]
+
+
 def task_rows() -> list[dict]:
     from atrl.tasks.registry import load_suite
 
@@ -170,9 +209,15 @@ def task_rows() -> list[dict]:
     return rows
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    import sys
+
     os.environ.setdefault("TRITON_INTERPRET", "1")
-    rows = verdict_rows() + task_rows()
+    if "--ascend-only" in (sys.argv[1:] if argv is None else argv):
+        kept = [json.loads(line) for line in OUT.read_text().splitlines() if line.strip()]
+        rows = [r for r in kept if r.get("source") != "ascend-harness"] + ascend_rows()
+    else:
+        rows = verdict_rows() + ascend_rows() + task_rows()
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text("".join(json.dumps(row) + "\n" for row in rows))
     unexpected = [r for r in rows if r["kind"] == "verdict" and r["error_class"] is None]

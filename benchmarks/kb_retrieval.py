@@ -2,7 +2,8 @@
 query set `benchmarks/data/kb_queries.jsonl` (made by `benchmarks/kb_make_queries.py`).
 
 Verdict queries are built with `atrl.kb.queries.verdict_query` from the recorded class, stage and
-message (platform `interpreter` for harness verdicts, `cuda` for CUDA messages); task queries
+message (platform `interpreter` for harness verdicts, `cuda` for CUDA messages, `ascend` for the
+ascend backend's verdicts); task queries
 with `task_query` on the builtin task, ranked as `KnowledgeInjector.for_episode` shows them
 (best guide, one example with the task's own excluded, next guide; platform `cuda`). A query hits
 at k when one of its top-k entries is in its `expected` list. Latency is query building plus
@@ -46,7 +47,7 @@ def evaluate(rows: list[dict], with_class: bool = True) -> dict:
         if row["kind"] == "verdict":
             verdict = SimpleNamespace(error_class=row["error_class"] if with_class else "", stage=row["stage"],
                                       message=row["message"], feedback=row["feedback"])
-            plat = "cuda" if row["source"] == "cuda-message" else "interpreter"
+            plat = {"cuda-message": "cuda", "ascend-harness": "ascend"}.get(row["source"], "interpreter")
             hits = retriever.search(verdict_query(verdict), plat, k=3)
         else:
             # what KnowledgeInjector.for_episode shows: best guide, one example, next guide
@@ -56,7 +57,8 @@ def evaluate(rows: list[dict], with_class: bool = True) -> dict:
             hits = guides[:1] + example + guides[1:]
         elapsed_ms = (time.perf_counter() - start) * 1000
         ids = [h.entry_id for h in hits]
-        group = results.setdefault(row["kind"], {"n": 0, "hit1": 0, "hit3": 0, "ms": [], "misses": []})
+        kind = "verdict (ascend)" if row.get("source") == "ascend-harness" else row["kind"]
+        group = results.setdefault(kind, {"n": 0, "hit1": 0, "hit3": 0, "ms": [], "misses": []})
         group["n"] += 1
         group["hit1"] += bool(ids[:1] and ids[0] in row["expected"])
         hit3 = any(i in row["expected"] for i in ids[:3])
@@ -93,7 +95,7 @@ def main() -> None:
     build_s = time.perf_counter() - build_start
     evaluate(rows[:5])  # warm-up (first-call costs are not per-query latency)
     main_rows = _summary_rows(full := evaluate(rows))
-    message_only = _summary_rows({k: v for k, v in evaluate(rows, with_class=False).items() if k == "verdict"})
+    message_only = _summary_rows({k: v for k, v in evaluate(rows, with_class=False).items() if k.startswith("verdict")})
     misses = [m for g in full.values() for m in g["misses"]]
     report = "\n".join([
         "# Knowledge-base retrieval benchmark",
@@ -104,7 +106,9 @@ def main() -> None:
         f"{build_s:.2f} s. Machine: {platform.machine()}, Python {platform.python_version()}, shared 2-core CPU.",
         "",
         "Verdict queries come from broken candidates judged by the real harness on the interpreter backend "
-        "(plus a few CUDA-only failure messages); the label is the error-fix entry for that mistake. Task queries "
+        "(plus a few CUDA-only failure messages); the label is the error-fix entry for that mistake. "
+        "`verdict (ascend)` queries are Ascend mistakes judged by the ascend backend (triton-ascend lowering, "
+        "its static rules), searched on platform ascend. Task queries "
         "are the builtin tasks; the label is the family guide or an example of another task of the same family "
         "(the task's own example is excluded). Targets: hit@3 ≥ 0.9, ≤ 10 ms per query.",
         "",

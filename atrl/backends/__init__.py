@@ -1,4 +1,5 @@
-"""Device backends: `cuda` (real GPU, timed) and `interpreter` (CPU, `TRITON_INTERPRET=1`).
+"""Device backends: `cuda` (real GPU, timed), `interpreter` (CPU, `TRITON_INTERPRET=1`) and
+`ascend` (triton-ascend in its own environment: lowering + interpreter on a CPU, timed on an NPU).
 
 `resolve_backend(name)` is the one way to get a backend; "auto" picks cuda when a GPU is visible.
 """
@@ -11,7 +12,7 @@ from pathlib import Path
 from atrl.backends.base import Backend
 from atrl.errors import UsageError
 
-BACKENDS = ("auto", "cuda", "interpreter")
+BACKENDS = ("auto", "cuda", "interpreter", "ascend")
 
 # A GPU driver's device files (NVIDIA, ROCm, WSL): on Linux torch sees no GPU without one of them.
 GPU_DEVICE_FILES = ("/dev/nvidiactl", "/dev/nvidia0", "/dev/kfd", "/dev/dxg")
@@ -28,8 +29,9 @@ def _gpu_visible() -> bool:
 
 
 def resolve_backend(name: str = "auto") -> Backend:
-    """The backend called `name` ("auto", "cuda" or "interpreter").
-    Raises `UsageError` for an unknown name, or for "cuda" where no GPU is visible."""
+    """The backend called `name` ("auto", "cuda", "interpreter" or "ascend"). Raises `UsageError`
+    for an unknown name, for "cuda" where no GPU is visible, for "ascend" without its environment.
+    "auto" never picks ascend: NPUKernelBench runs choose it (`default_backend_for_suite`)."""
     if name == "auto":
         name = "cuda" if _gpu_visible() else "interpreter"
     if name == "interpreter":
@@ -42,7 +44,20 @@ def resolve_backend(name: str = "auto") -> Backend:
         from atrl.backends.cuda import CudaBackend
 
         return CudaBackend()
+    if name == "ascend":
+        from atrl.backends.ascend import AscendBackend
+
+        return AscendBackend()
     raise UsageError(f"unknown backend {name!r}", f"choose one of {', '.join(BACKENDS)}")
 
 
-__all__ = ["BACKENDS", "Backend", "resolve_backend"]
+# Suites written for one platform run there unless a backend is named: NPUKernelBench is Triton-Ascend's.
+SUITE_BACKENDS = {"npukernelbench": "ascend"}
+
+
+def default_backend_for_suite(suite: str, requested: str) -> str:
+    """The backend a run of `suite` uses: `requested`, unless it is "auto" and the suite has its own."""
+    return SUITE_BACKENDS.get(suite, requested) if requested == "auto" else requested
+
+
+__all__ = ["BACKENDS", "SUITE_BACKENDS", "Backend", "default_backend_for_suite", "resolve_backend"]

@@ -8,6 +8,7 @@ and gives the device operations the judge uses (synchronize, allocator poisoning
 from __future__ import annotations
 
 import platform
+import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
@@ -20,9 +21,11 @@ class Backend(ABC):
     """One device kind. Subclasses set the class attributes and the device methods."""
 
     name: str
-    platform: str  # "cuda" | "interpreter"
+    platform: str  # "cuda" | "interpreter" | "ascend"
     timed: bool
     default_preset: str | None  # None: tasks run as written (their full size)
+    # Factor on the harness's default compile and correctness limits (a slower interpreter needs more).
+    stage_time_scale: float = 1.0
 
     @property
     @abstractmethod
@@ -32,6 +35,19 @@ class Backend(ABC):
     @abstractmethod
     def worker_env(self) -> dict[str, str]:
         """Environment variables a worker process needs, set before triton is imported."""
+
+    @property
+    def label(self) -> str:
+        """The name reports show for the verdicts of this backend (default: its name)."""
+        return self.name
+
+    def worker_python(self) -> str:
+        """The interpreter worker processes run on (default: this process's own)."""
+        return sys.executable
+
+    def verdict_notes(self) -> list[str]:
+        """Lines a judged verdict carries as flags, saying what this backend did and did not do."""
+        return []
 
     @abstractmethod
     def device_name(self) -> str:

@@ -68,24 +68,26 @@ def emulate_tf32_dot() -> None:
     builder.create_dot = create_dot
 
 
+def cpu_bench(kernel_call, quantiles=None, **_):
+    """One call of `kernel_call`, timed by the host clock (ms); `quantiles` get that one value."""
+    import time
+
+    start = time.perf_counter()
+    kernel_call()
+    ms = (time.perf_counter() - start) * 1e3
+    return [ms] * len(quantiles) if quantiles else ms
+
+
 def benchmark_autotune_on_cpu() -> None:
     """`@triton.autotune` with several configs asks the active GPU driver for a benchmarker, and
     the interpreter has none ("0 active drivers"), so a correct autotuned kernel would fail to
     compile here. Give the autotuner a CPU benchmarker: each config runs once, timed by the host
     clock (ms), so a config that fails still fails and the choice stays deterministic enough."""
-    import time
-
     from triton.runtime.autotuner import Autotuner
 
     current = Autotuner.__dict__.get("do_bench")
     if isinstance(current, property) and getattr(current.fget, "_atrl_cpu", False):
         return
-
-    def cpu_bench(kernel_call, quantiles=None, **_):
-        start = time.perf_counter()
-        kernel_call()
-        ms = (time.perf_counter() - start) * 1e3
-        return [ms] * len(quantiles) if quantiles else ms
 
     def do_bench(self):
         return self._do_bench if self._do_bench is not None else cpu_bench

@@ -51,13 +51,15 @@ def check(
     task: str = typer.Option(..., "--task", help="Task id, e.g. builtin/relu."),
     candidate: Path = typer.Option(..., "--candidate", help="File with the candidate (source or an LLM response)."),
     path: Path | None = typer.Option(None, "--path", help="Suite checkout for kernelbench/npukernelbench tasks."),
-    backend: str = typer.Option("auto", "--backend", help="auto | cuda | interpreter."),
+    backend: str = typer.Option("auto", "--backend", help="auto | cuda | interpreter | ascend (auto: ascend "
+                                                          "for npukernelbench tasks)."),
     trials: int = typer.Option(5, "--trials", min=1, help="Correctness trials."),
     preset: str | None = typer.Option(None, "--preset", help="Task size preset (default: the backend's)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the verdict cache."),
     as_json: bool = typer.Option(False, "--json", help="Print the Verdict as JSON."),
 ) -> None:
     """Judge CANDIDATE for TASK; exit 0 when correct, 1 when not."""
+    from atrl.backends import default_backend_for_suite
     from atrl.harness.api import Harness
     from atrl.jsonio import dumps
     from atrl.tasks.registry import get_task
@@ -72,6 +74,7 @@ def check(
     if preset is not None and task_record.presets and preset not in task_record.presets:
         raise UsageError(f"task {task_record.id} has no preset {preset!r}",
                          f"choose one of {', '.join(sorted(task_record.presets))}")
+    backend = default_backend_for_suite(task_record.suite, backend)
     with Harness(backend=backend, workers=1, trials=trials, preset=preset, use_cache=not no_cache) as harness:
         verdict = harness.evaluate(task_record, source)
     if as_json:

@@ -91,7 +91,8 @@ class EvalConfig(BaseModel):
     kb_tokens: int = Field(600, ge=1, description="Token budget of the knowledge-base text per injection.")
 
     # the harness
-    backend: Literal["auto", "cuda", "interpreter"] = Field("auto", **_flag("--backend", "Harness backend."))
+    backend: Literal["auto", "cuda", "interpreter", "ascend"] = Field("auto", **_flag(
+        "--backend", "Harness backend (auto: cuda on a GPU, else interpreter; ascend for npukernelbench)."))
     preset: str | None = Field(None, **_flag(
         "--preset", "Task size preset (default: the backend's, small on the interpreter)."))
     trials: int = Field(5, **_flag("--trials", "Correctness trials per evaluation (+2 on wide-range inputs).", ge=1))

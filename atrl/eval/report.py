@@ -94,6 +94,16 @@ def cascade_table(steps: list[dict]) -> str:
     return "\n".join(lines)
 
 
+# What each mode of a backend with modes did to the verdicts it judged.
+BACKEND_MODES = {
+    "ascend:lowering": "judged without an NPU: every kernel lowered by triton-ascend's compiler to linalg for "
+                       "Ascend910B3 (lowering errors are compile failures), then run by triton-ascend's "
+                       "interpreter for correctness; no NPU binary (CANN absent), not timed",
+    "ascend:npu": "judged on an Ascend NPU: compiled by triton-ascend with CANN, correctness and timing "
+                  "(device events around the whole forward) on the device",
+}
+
+
 def _task_record(outcome: TaskOutcome, timing: RunTiming) -> dict:
     record = asdict(outcome)
     if outcome.best_speedup is None:
@@ -147,6 +157,7 @@ def write_report(run_dir: str | Path) -> Path:
         f"{sum(len(e.turns) for e in episodes)} judged turns; "
         f"compactions per episode: {sum(e.compactions for e in episodes) / len(episodes):.2f}",
     ]
+    lines += [f"- {label}: {BACKEND_MODES[label]}" for label in timing.backends if label in BACKEND_MODES]
     if not timing.timed:
         lines.append(f"- timing: speed metrics are {timing.not_timed}: correctness only, speedups are never invented")
     lines += ["", "## Metrics", "", metrics_table(metrics["best_of_turns"], metrics["last_turn"]),

@@ -144,8 +144,11 @@ def _make_harness(config: EvalConfig):
     """The run's harness: local worker processes, or the Ray fleet `config.harness` names."""
     from atrl.harness.select import make_harness
 
+    from atrl.backends import default_backend_for_suite
+
     return make_harness(config.harness, fleet=config.fleet, fleet_actors=config.fleet_actors,
-                        fleet_resource=config.fleet_resource, backend=config.backend, workers=config.workers,
+                        fleet_resource=config.fleet_resource,
+                        backend=default_backend_for_suite(config.suite, config.backend), workers=config.workers,
                         trials=config.trials, timed_calls=config.timed_calls, preset=config.preset,
                         use_cache=config.use_cache)
 
@@ -157,9 +160,9 @@ def _judging_backend(config: EvalConfig, harness):
 
     if parse_harness(config.harness).ray:
         return harness.backend
-    from atrl.backends import resolve_backend
+    from atrl.backends import default_backend_for_suite, resolve_backend
 
-    return resolve_backend(config.backend)
+    return resolve_backend(default_backend_for_suite(config.suite, config.backend))
 
 
 def _load_policy(config: EvalConfig):
@@ -228,8 +231,8 @@ def run_eval(
                     if (trajectory.task_id, trajectory.sample) in finished:
                         return  # replayed only to reproduce the lockstep batches; journaled by an earlier call
                     trajectories.append(trajectory)
-                    episodes.append(summarize_trajectory(trajectory, levels[trajectory.task_id], backend.name,
-                                                         backend.timed))
+                    episodes.append(summarize_trajectory(trajectory, levels[trajectory.task_id],
+                                                         getattr(backend, "label", backend.name), backend.timed))
                     done += 1
                     if on_episode:
                         on_episode(done, total)

@@ -30,9 +30,10 @@ def check_start(config: EvalConfig, out: Path) -> None:
     if parse_harness(config.harness).ray:
         check_harness_available(config.harness)  # the fleet's nodes hold the backend's devices
         return
-    from atrl.backends import resolve_backend
+    from atrl.backends import default_backend_for_suite, resolve_backend
 
-    resolve_backend(config.backend)  # e.g. --backend cuda on a machine without a GPU
+    # e.g. --backend cuda on a machine without a GPU, or ascend without its environment
+    resolve_backend(default_backend_for_suite(config.suite, config.backend))
 
 
 def _check_out(config: EvalConfig, out: Path) -> None:

@@ -60,15 +60,18 @@ def _visible_gpus() -> tuple[str, ...]:
 
 
 def stage_timeouts_for(given: StageTimeouts | Mapping[str, float] | None, workers: int,
-                       gpus: Sequence[str]) -> StageTimeouts:
+                       gpus: Sequence[str], scale: float = 1.0) -> StageTimeouts:
     """The stage limits of a pool of `workers` over `gpus`: `given`, else the defaults with the
-    profile limit stretched by the workers that may queue for one GPU's timing lock."""
+    compile and correctness limits times the backend's `stage_time_scale` and the profile limit
+    stretched by the workers that may queue for one GPU's timing lock."""
     if isinstance(given, StageTimeouts):
         return given
     if given:
         return StageTimeouts.from_mapping(given)
     waiting = max(1, -(-workers // max(1, len(gpus)))) if gpus else 1
-    return StageTimeouts(profile=StageTimeouts().profile * waiting)
+    default = StageTimeouts()
+    return StageTimeouts(compile=default.compile * scale, correctness=default.correctness * scale,
+                         profile=default.profile * waiting)
 
 
 def select_gpus(visible: Sequence[str], indices: Sequence[int] | None) -> tuple[str, ...]:
@@ -86,8 +89,9 @@ def select_gpus(visible: Sequence[str], indices: Sequence[int] | None) -> tuple[
 class Harness:
     """Evaluates candidates for tasks on one backend, with a pool of worker processes.
 
-    backend: "auto" | "cuda" | "interpreter". workers: pool size (default: CPU cores on the
-    interpreter, `WORKERS_PER_GPU` per GPU on cuda). trials: correctness trials. timed_calls:
+    backend: "auto" | "cuda" | "interpreter" | "ascend". workers: pool size (default: CPU cores on
+    the interpreter and ascend's lowering mode, `WORKERS_PER_GPU` per GPU on cuda, one on an NPU,
+    which has no timing lock between workers). trials: correctness trials. timed_calls:
     timed calls per side when profiling. preset: task size preset (default: the backend's).
     cache_dir: verdict cache (default `$ATRL_CACHE_DIR` or `~/.cache/atrl/verdicts`);
     use_cache=False neither reads nor writes it. stage_timeouts: seconds per stage, e.g.
@@ -111,8 +115,12 @@ class Harness:
 
         resolved = resolve_backend(backend)
         self.gpus = select_gpus(_visible_gpus(), gpus) if resolved.platform == "cuda" else ()
-        self.workers = workers or (WORKERS_PER_GPU * len(self.gpus) if self.gpus else (os.cpu_count() or 1))
-        self.stage_timeouts = stage_timeouts_for(stage_timeouts, self.workers, self.gpus)
+        npu = resolved.platform == "ascend" and resolved.timed
+        self.workers = workers or (WORKERS_PER_GPU * len(self.gpus) if self.gpus else 1 if npu else (os.cpu_count() or 1))
+        self.stage_timeouts = stage_timeouts_for(stage_timeouts, self.workers, self.gpus, resolved.stage_time_scale)
+        if npu:  # like CUDA, the NPU runtime maps far more virtual memory than it uses
+            base = limits or WorkerLimits()
+            limits = WorkerLimits(None, base.file_size, base.processes, None)
         self.limits = limits
         self.runner = runner
         self.runner_sys_path = tuple(runner_sys_path)
@@ -207,7 +215,8 @@ class Harness:
             return self._own(task, response, "format", "format:no-code",
                              "no Python code was found: answer with one ```python block holding the module"), ""
         policy = self.options.compute_policy or task.compute_policy
-        violations = check_static(code, compute_policy=policy, allow_torch=tuple(task.allow_torch))
+        violations = check_static(code, compute_policy=policy, allow_torch=tuple(task.allow_torch),
+                                  platform=target_platform(task, self.backend))
         if not violations:
             return None, code
         first = violations[0]
@@ -267,8 +276,17 @@ class Harness:
                 self._pool = WorkerPool(
                     self.backend.name, self.device, self.workers, backend_env=self.backend.worker_env(),
                     gpus=self.gpus, stage_timeouts=self.stage_timeouts, limits=self.limits,
-                    runner=self.runner, sys_path=self.runner_sys_path, memory_capacity=self.memory_capacity)
+                    runner=self.runner, sys_path=self.runner_sys_path, memory_capacity=self.memory_capacity,
+                    python=self.backend.worker_python())
             return self._pool
+
+
+def target_platform(task: Task, backend: Backend | BackendLike) -> str:
+    """The platform a candidate is written for: Ascend on the ascend backend and for NPUKernelBench
+    tasks on any backend (their kernels are meant for Triton-Ascend); else the backend's own."""
+    from atrl.backends import SUITE_BACKENDS
+
+    return "ascend" if backend.platform == "ascend" or SUITE_BACKENDS.get(task.suite) == "ascend" else backend.platform
 
 
 def size_hint(error_class: str | None, preset: str | None, backend: Backend | BackendLike) -> str | None:

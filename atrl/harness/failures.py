@@ -28,9 +28,17 @@ FAILURE_CLASSES: dict[str, str] = {
     "static:cuda-stream-or-graph": "CUDA streams, events and graphs are not allowed",
     "static:reference-access": "the reference Model or its module must not be referenced",
     "static:environment": "reading or writing environment variables is not allowed",
+    # static rules of an Ascend target (`static_ascend`)
+    "static:ascend-cuda-only": "a GPU-only construct (inline assembly, tl.extra.cuda, a CUDA device) on an Ascend target",
+    "static:ascend-dtype": "fp64 or fp8 inside a kernel, which triton-ascend does not compute",
+    "static:ascend-dot": "a tl.dot option Ascend refuses or ignores (tf32 precision, max_num_imprecise_acc)",
+    "static:ascend-grid": "a launch grid above the NPU's 65535 programs",
+    "static:ascend-buffer": "one block larger than an Ascend vector core's 192 KB unified buffer",
     # stage: compile
     "compile:error": "importing the module, constructing ModelNew or its first forward raised a Python error",
     "compile:triton": "a Triton kernel failed to compile",
+    "compile:lowering": "triton-ascend's compiler could not lower a Triton kernel for the Ascend NPU",
+    "compile:grid-limit": "a kernel launch asks for more programs than an Ascend NPU runs (65535)",
     "compile:signature": "ModelNew does not accept the task's constructor or forward arguments",
     # stage: correctness
     "correctness:runtime-error": "forward raised an error during a correctness trial",
@@ -68,6 +76,11 @@ RUNTIME_REWARD_HACKS: frozenset[str] = frozenset(
 )
 
 # Static rules that exist to stop cheating; rejections by these are counted as reward hacks.
+# Reported only by the ascend backend (their knowledge-base entries are Ascend entries).
+ASCEND_ONLY_CLASSES: frozenset[str] = frozenset({"compile:lowering", "compile:grid-limit", "static:ascend-cuda-only",
+                                                 "static:ascend-dtype", "static:ascend-dot", "static:ascend-grid",
+                                                 "static:ascend-buffer"})
+
 REWARD_HACK_RULES: frozenset[str] = frozenset(
     {
         "static:pytorch-compute",

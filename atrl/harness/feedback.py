@@ -36,6 +36,16 @@ FIX_HINTS: dict[str, str] = {
     "compile:error": "fix the error at the reported line; check imports and tensor shapes in forward.",
     "compile:triton": "fix the kernel: use tl.* operations only, tl.constexpr block sizes that are powers "
                       "of 2, and matching dtypes in tl.load/tl.store.",
+    "static:ascend-cuda-only": "remove GPU-only code: no inline assembly or tl.extra.cuda, and allocate on the "
+                               "inputs' device instead of \"cuda\".",
+    "static:ascend-dtype": "compute in tl.float32 (or fp16/bf16) inside kernels and cast at the store.",
+    "static:ascend-dot": "call tl.dot without tf32 precision or max_num_imprecise_acc.",
+    "static:ascend-grid": "launch at most 65535 programs (about the AI-core count) and loop inside the kernel.",
+    "static:ascend-buffer": "use blocks of at most 192 KB (e.g. 8192 fp32) and loop over sub-blocks in the kernel.",
+    "compile:lowering": "rewrite the construct the Ascend compiler points at: fp16/bf16/fp32 math only "
+                        "(no fp64 or fp8), plain tl.* operations, no CUDA-only helpers or inline assembly.",
+    "compile:grid-limit": "launch at most 65535 programs (about the AI-core count) and loop over the "
+                          "blocks inside the kernel.",
     "compile:signature": "give ModelNew.__init__ and forward exactly the reference's parameters.",
     "correctness:runtime-error": "the kernel failed on later inputs: check masks, strides and grid for all sizes.",
     "correctness:shape": "return a tensor of the reference's output shape.",

@@ -87,6 +87,7 @@ def judge(task: Task, code: str, options: JudgeOptions, report_stage: Callable[[
         _record_unexpected(verdict, exc, clock.stage, state.get("candidate_file"))
     clock.close()
     verdict.stage_seconds = clock.seconds
+    verdict.flags.extend(backend.verdict_notes())
     return verdict
 
 

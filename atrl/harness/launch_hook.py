@@ -3,10 +3,12 @@
 Every launch of a `@triton.jit` function goes through `run(*args, grid, warmup, ...)`: the
 `JITFunction` for compiled kernels and the `InterpretedFunction` under `TRITON_INTERPRET=1`
 (the same signature in Triton 3.x); `kernel[grid](...)`, `Autotuner.run` and `Heuristics.run`
-all end there. Wrapping `run` on those classes counts launches whatever the candidate imported. Observers
-(`observe_launches`) are also told of each launch, with its arguments, around the launch itself:
-of the outermost launch only, so an autotuned launch (its benchmark runs, its `reset_to_zero`
-and `restore_value` hooks, the run of the best config) is one launch to them.
+all end there. Wrapping `run` on those classes counts launches whatever the candidate imported.
+Interpreters whose `InterpretedFunction` has no `run` on the class (triton-ascend 3.2 sets it per
+instance, and `kernel[grid]` skips it) launch through `GridExecutor.__call__`, wrapped instead.
+Observers (`observe_launches`) are also told of each launch, with its arguments, around the launch
+itself: of the outermost launch only, so an autotuned launch (its benchmark runs, its
+`reset_to_zero` and `restore_value` hooks, the run of the best config) is one launch to them.
 """
 
 from __future__ import annotations
@@ -96,9 +98,30 @@ def install() -> None:
         from triton.runtime.interpreter import InterpretedFunction
     except ImportError:  # a Triton build without the interpreter
         InterpretedFunction = None
-    if InterpretedFunction is not None:
+    if InterpretedFunction is not None and hasattr(InterpretedFunction, "run"):
         _wrap_run(InterpretedFunction)
+    elif InterpretedFunction is not None:
+        _wrap_grid_executor()
     _installed = True
+
+
+def _wrap_grid_executor() -> None:
+    from triton.runtime.interpreter import GridExecutor
+
+    original = GridExecutor.__call__
+    if getattr(original, "_atrl_counting", False):
+        return
+
+    @functools.wraps(original)
+    def call(self, *args, **kwargs):
+        with _observed(self.fn, args, kwargs):
+            result = original(self, *args, **kwargs)
+        if not kwargs.get("warmup", False):
+            _counts[getattr(self.fn, "__name__", type(self.fn).__name__)] += 1
+        return result
+
+    call._atrl_counting = True  # type: ignore[attr-defined]
+    GridExecutor.__call__ = call
 
 
 @contextmanager

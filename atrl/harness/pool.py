@@ -149,7 +149,8 @@ class WorkerPool:
     workers over (round robin; each gets `CUDA_VISIBLE_DEVICES` and that device's timing lock);
     empty for CPU backends, where `limits.address_space` applies. runner: "module:function"
     the worker calls per job — the real judge unless a test injects another. cpus: the CPUs the
-    pool may use, shared out as its workers' thread counts (default: the machine's).
+    pool may use, shared out as its workers' thread counts (default: the machine's). python: the
+    interpreter workers run on (default: this one's; the ascend backend's own environment).
 
     Memory: each job's task footprint is measured once per task and preset (in a worker, on the
     meta device) and gives the job its allowance; jobs are admitted to each device (a GPU, or the
@@ -161,7 +162,7 @@ class WorkerPool:
                  gpus: tuple[str, ...] = (), stage_timeouts: StageTimeouts | None = None,
                  limits: WorkerLimits | None = None, runner: str = DEFAULT_RUNNER,
                  sys_path: tuple[str, ...] = (), max_jobs_per_worker: int = 200,
-                 memory_capacity: int | None = None, cpus: int | None = None) -> None:
+                 memory_capacity: int | None = None, cpus: int | None = None, python: str | None = None) -> None:
         if workers < 1:
             raise ValueError("a pool needs at least one worker")
         self.backend_name = backend_name
@@ -183,6 +184,7 @@ class WorkerPool:
         self._admissions: dict[str, DeviceAdmission | None] = {}  # "host" or a GPU id -> its admission
         self._footprints: dict[str, Footprint] = {}  # footprint_key -> the task's footprint
         self.runner = runner
+        self.python = python or sys.executable
         self.sys_path = tuple(sys_path)
         self.max_jobs_per_worker = max_jobs_per_worker
         self._threads_per_worker = str(max(1, (cpus or os.cpu_count() or 1) // workers))
@@ -275,7 +277,7 @@ class WorkerPool:
         parent_end, child_end = socket.socketpair()
         try:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "atrl.harness.worker", str(child_end.fileno())],
+                [self.python, "-m", "atrl.harness.worker", str(child_end.fileno())],
                 env=scrubbed_env(tmpdir, self.backend_env, extra), cwd=tmpdir, pass_fds=(child_end.fileno(),),
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                 start_new_session=True, close_fds=True)

@@ -79,9 +79,11 @@ class JudgeActor:
         workers = spec.workers or (WORKERS_PER_GPU * len(gpus) if gpus else CPU_WORKERS_PER_ACTOR)
         device = backend.device_name()
         self._pool = WorkerPool(backend.name, device, workers, backend_env=backend.worker_env(), gpus=gpus,
-                                stage_timeouts=stage_timeouts_for(spec.stage_timeouts, workers, gpus),
+                                stage_timeouts=stage_timeouts_for(spec.stage_timeouts, workers, gpus,
+                                                                  backend.stage_time_scale),
                                 limits=spec.limits, runner=spec.runner, sys_path=spec.runner_sys_path,
-                                cpus=workers)  # the CPUs Ray reserved for this actor (ray_fleet)
+                                cpus=workers,  # the CPUs Ray reserved for this actor (ray_fleet)
+                                python=backend.worker_python())
         self._info = MemberInfo(backend=backend.name, platform=backend.platform, timed=backend.timed,
                                 default_preset=backend.default_preset, device=device, versions=backend.versions(),
                                 workers=workers, node=socket.gethostname(), pid=os.getpid(), gpus=gpus, spec=spec)

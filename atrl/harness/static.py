@@ -9,6 +9,7 @@ reports the first). Rules are the `static:*` keys of `FAILURE_CLASSES`:
   - the anti-cheat rules under every policy (`static_safety`), and the use of reference names
     (`Model`, `get_inputs`, ...) from code that ModelNew reaches or that runs at import
     (`static_reference`: defining them is allowed, the harness ignores them).
+  - for an Ascend target (`platform="ascend"`), what triton-ascend or the NPU rejects (`static_ascend`).
 A syntax error is the only violation reported when the code does not parse.
 `ignored_definitions(code)` lists the reference names the candidate defines (and its `__main__` block),
 which the harness ignores, for the feedback.
@@ -19,6 +20,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
+from atrl.harness.static_ascend import check_ascend
 from atrl.harness.static_common import Aliases, Violation, live_module, violation
 from atrl.harness.static_compute_rules import check_compute
 from atrl.harness.static_graph import ModuleIndex, Reach, reach
@@ -38,12 +40,14 @@ _CONSEQUENCES_OF_REFERENCE_USE = frozenset({"static:pytorch-compute", "static:no
 __all__ = ["COMPUTE_POLICIES", "Violation", "check_static", "ignored_definitions"]
 
 
-def check_static(code: str, compute_policy: str = "strict", allow_torch: Iterable[str] = ()) -> list[Violation]:
+def check_static(code: str, compute_policy: str = "strict", allow_torch: Iterable[str] = (),
+                 platform: str | None = None) -> list[Violation]:
     """All static violations of `code`, sorted by line; empty when the candidate may run.
 
     `compute_policy` is "strict" (PyTorch compute in forward rejected) or "partial" (allowed, but a
     reachable Triton launch is still required); `allow_torch` adds task-specific torch calls to the
-    strict allowlist (formats in torch_allowlist.yaml).
+    strict allowlist (formats in torch_allowlist.yaml); `platform` is the target platform: "ascend"
+    adds the Ascend rules (whatever backend runs the candidate).
     """
     if compute_policy not in COMPUTE_POLICIES:
         raise ValueError(f"unknown compute policy {compute_policy!r}; expected one of {COMPUTE_POLICIES}")
@@ -58,6 +62,8 @@ def check_static(code: str, compute_policy: str = "strict", allow_torch: Iterabl
     found = check_safety(tree, aliases)
     index = ModuleIndex(live_module(tree), aliases)
     found.extend(check_reference_use(index))
+    if platform == "ascend":
+        found.extend(check_ascend(live_module(tree), aliases))
     reached = reach(index)
     found.extend(_check_structure(index, reached))
     if compute_policy == "strict" and "ModelNew" in index.classes:

@@ -52,7 +52,7 @@ def test_a_file_that_selects_tasks_gets_no_default_tasks(tmp_path):
     ({"samples": 0}, ["--samples must be an integer ≥ 1, got 0"]),
     ({"temperature": -1.0}, ["--temperature must be a number ≥ 0", "--temperature 0.7"]),
     ({"max_turns": 0}, ["--max-turns must be an integer ≥ 1"]),
-    ({"backend": "tpu"}, ["--backend must be one of auto, cuda, interpreter, got 'tpu'"]),
+    ({"backend": "tpu"}, ["--backend must be one of auto, cuda, interpreter, ascend, got 'tpu'"]),
     ({"level": 0}, ["--level must be an integer ≥ 1", "or leave --level out"]),
     ({"max_response_tokens": 4096}, ["--max-response-tokens 4096 leaves no room", "--context-budget 4096"]),
     ({"split": "configs/split-builtin.yaml", "tasks": "relu"}, ["--split and --tasks"]),

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from atrl.harness.failures import FAILURE_CLASSES
+from atrl.harness.failures import ASCEND_ONLY_CLASSES, FAILURE_CLASSES
 from atrl.kb.budget import approx_tokens, pack
 from atrl.kb.inject import KnowledgeInjector
 from atrl.kb.retriever import default_retriever
@@ -81,10 +81,11 @@ def test_pack_never_exceeds_the_budget_for_any_pieces() -> None:
 def test_after_verdict_puts_the_classes_error_fix_entry_first() -> None:
     retriever = default_retriever()
     task = TASKS[0]
-    injector = KnowledgeInjector("cuda", budget_tokens=5000)
     for error_class in sorted(FAILURE_CLASSES):
+        platform = "ascend" if error_class in ASCEND_ONLY_CLASSES else "cuda"
+        injector = KnowledgeInjector(platform, budget_tokens=5000)
         text = injector.after_verdict(task, _verdict(error_class))
-        titles = {f"## {e.title}" for e in retriever.error_fix_entries(error_class, "cuda")}
+        titles = {f"## {e.title}" for e in retriever.error_fix_entries(error_class, platform)}
         assert text.splitlines()[0] in titles, error_class
 
 
