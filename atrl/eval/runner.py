@@ -142,9 +142,8 @@ def lockstep_episodes(turns_path: Path, pending: list[EpisodeKey], selected: lis
 
 def _make_harness(config: EvalConfig):
     """The run's harness: local worker processes, or the Ray fleet `config.harness` names."""
-    from atrl.harness.select import make_harness
-
     from atrl.backends import default_backend_for_suite
+    from atrl.harness.select import make_harness
 
     return make_harness(config.harness, fleet=config.fleet, fleet_actors=config.fleet_actors,
                         fleet_resource=config.fleet_resource,
