@@ -80,6 +80,7 @@ def judge(task: Task, code: str, options: JudgeOptions, report_stage: Callable[[
         # the stage that was running (a wrong timed output is found while profiling)
         verdict.stage = clock.stage
         verdict.error_class, verdict.message, verdict.line = failure.error_class, failure.message, failure.line
+        verdict.diagnosis = failure.diagnosis
     except Exception as exc:  # anything else: classify by what broke, never crash the worker silently
         _record_unexpected(verdict, exc, clock.stage, state.get("candidate_file"))
     clock.close()
