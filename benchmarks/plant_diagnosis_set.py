@@ -130,8 +130,8 @@ def cases() -> list[Case]:
                     "distribution", (("soft = tl.maximum(x, 0.0) + tl.log", "soft = x + tl.log"),)))
     out.append(Case("small_only_softplus", "softplus", "softplus linear above 2 instead of 20 (assumes small x)",
                     "distribution", (("(x, y, n, 20.0, BLOCK=BLOCK)", "(x, y, n, 2.0, BLOCK=BLOCK)"),)))
-    out.append(Case("small_only_softplus_wide", "softplus", "softplus linear above 5 (right on randn, wrong ×10)",
-                    "distribution", (("(x, y, n, 20.0, BLOCK=BLOCK)", "(x, y, n, 5.0, BLOCK=BLOCK)"),)))
+    out.append(Case("lower_bound_dropped_clamp", "clamp", "clamp without its lower bound (assumes x >= lo)",
+                    "distribution", (("tl.minimum(tl.maximum(x, lo), hi)", "tl.minimum(x, hi)"),)))
     # NaN / Inf
     out.append(Case("exp_overflow_gelu_tanh", "gelu_tanh", "tanh via exp(+2|u|): overflows to inf/inf for large u",
                     "nan-inf", (("e = tl.exp(-2.0 * tl.abs(u))", "e = tl.exp(2.0 * tl.abs(u))"),
@@ -184,6 +184,9 @@ def cases() -> list[Case]:
     out.append(Case("last_writer_kl_div", "kl_div", "every program stores its partial to partials[0]",
                     "race", (("tl.store(partial_ptr + pid,", "tl.store(partial_ptr,"),
                              ("partials = torch.empty(n_partials", "partials = torch.zeros(n_partials"))))
+    out.append(Case("last_writer_cross_entropy", "cross_entropy", "every row's loss is stored to row_loss[0]",
+                    "race", (("tl.store(loss_ptr + row,", "tl.store(loss_ptr,"),
+                             ("row_loss = torch.empty(n_rows", "row_loss = torch.zeros(n_rows"))))
     return out
 
 
