@@ -104,6 +104,34 @@ def _record_unexpected(verdict: Verdict, exc: BaseException, stage: str, candida
         verdict.error_class = "compile:error"
 
 
+def describe_inputs(inputs) -> str:
+    """Shapes and dtypes of a case's inputs, e.g. "(48, 48) float32, (48, 48) float32, 3"."""
+    import torch
+
+    parts = [f"{tuple(v.shape)} {str(v.dtype).removeprefix('torch.')}" if isinstance(v, torch.Tensor) else repr(v)
+             for v in inputs]
+    return ", ".join(parts)[:200]
+
+
+def _note_reference_time(report_stage: Callable, reference, inputs, preset: str | None, backend) -> None:
+    """Tell the pool the size judged and the reference's own time for one call at that size, so
+    a timeout can say whether the candidate or the size is the cause (atrl.harness.timeouts)."""
+    import torch
+
+    from atrl.harness.inputs import copy_inputs
+
+    note = getattr(report_stage, "note", None)
+    if note is None:
+        return
+    note(preset=preset, default_preset=backend.default_preset, inputs=describe_inputs(inputs),
+         reference_running=True)
+    start = time.perf_counter()
+    with torch.no_grad():
+        reference(*copy_inputs(inputs))
+    backend.synchronize()
+    note(reference_seconds=round(time.perf_counter() - start, 4))
+
+
 def _run_stages(task: Task, code: str, options: JudgeOptions, backend, verdict: Verdict, clock: _Clock,
                 timing_lock: AbstractContextManager, state: dict[str, str]) -> None:
     """Run the stages, filling `verdict`; raises StageFailure (or the error) at the first failure.
@@ -150,6 +178,7 @@ def _run_stages(task: Task, code: str, options: JudgeOptions, backend, verdict: 
         runner = CandidateRunner(candidate, backend, candidate_file)
         seed_everything(options.seed)
         first = input_cases(task_module, task.multi_case, backend.device, dtype)[0]
+        _note_reference_time(clock.report, reference, first, preset, backend)
         _, launches = runner(copy_inputs(first), [])
         kernel_names |= set(launches)
     except StageFailure:

@@ -37,6 +37,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from atrl.harness.crash import RAN_CODE_CLASSES, crash_summary, looks_like_oom, signal_name
+from atrl.harness.timeouts import explain_timeout
 from atrl.harness.verdict import Verdict, candidate_hash
 from atrl.harness.worker import WorkerConfig, WorkerLimits
 
@@ -341,6 +342,7 @@ class WorkerPool:
         stage, stage_start = "compile", time.monotonic()
         seconds: dict[str, float] = {}
         waiting_since: float | None = None  # the worker is queueing for the GPU: stage clock stopped
+        facts: dict = {}  # the judge's notes (atrl.harness.timeouts), to explain a timeout
         try:
             worker.conn.send(("job", job.job_id, job.task, job.code, job.options, job.exclusive))
         except OSError:
@@ -367,9 +369,14 @@ class WorkerPool:
                                              "busy (not this candidate's fault: judge it again)", seconds), False
                 seconds[stage] = seconds.get(stage, 0.0) + time.monotonic() - stage_start
                 limit = self.timeouts.for_stage(stage)
-                return self._own_verdict(job, stage, "timeout", f"the {stage} stage ran past its {limit:g} s "
-                                         "wall-clock limit (an endless loop, or far too slow)", seconds), False
+                text, diagnosis = explain_timeout(stage, limit, facts, getattr(job.options, "trials", 0))
+                verdict = self._own_verdict(job, stage, "timeout", text, seconds)
+                verdict.diagnosis = diagnosis.to_dict()
+                return verdict, False
             kind = message[0]
+            if kind == "note":
+                facts.update(message[2])
+                continue
             if kind == "wait":
                 seconds[stage] = seconds.get(stage, 0.0) + time.monotonic() - stage_start
                 waiting_since = time.monotonic()
