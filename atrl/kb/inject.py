@@ -89,7 +89,6 @@ class KnowledgeInjector:
         if getattr(verdict, "ok", False):
             return ""
         query = verdict_query(verdict)
-        error_class = getattr(verdict, "error_class", None) or ""
         fixes = self.verdict_fixes(verdict, query)
         pieces = [e.text() for e in fixes[:1]]
         extra = self._search(query, task, self.k, exclude_ids=[e.id for e in fixes[:1]])
