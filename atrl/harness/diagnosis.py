@@ -5,12 +5,12 @@ candidate's output is compared with the float64 reference once more, looking at 
 it is wrong, in this order (the first that fits wins):
 
   race          the source stores to one address from every program without atomics
+  precision     a small relative error spread over most elements (TF32 tl.dot, fp16, bf16)
   state         the first call was right, a later one wrong (state kept across calls)
   boundary      the wrong elements sit in a tail, a head or at block boundaries (masks, grid size)
   layout        the right values at the wrong places: a permutation, a transposed output, or the
                 output of the reference on a transposed input (strides, layout)
   nan-inf       NaN/Inf where the reference is finite (exp overflow, division by zero)
-  precision     a small relative error spread over most elements (TF32 tl.dot, fp16, bf16)
   distribution  wrong only on the wide-input trial, or only beyond an input value (x < 0, x ≥ T)
   unknown       none of these: the generic advice
 
@@ -52,6 +52,8 @@ TAIL_DENSITY = 0.7
 ELSEWHERE_MIN_SHARE = 0.6
 # Share of the inputs' range that may lie beyond a value threshold separating wrong from right.
 DISTRIBUTION_MAX_REGION = 0.9
+# Most wrong positions along a dim searched for a block period (a Python-level search).
+MAX_PERIOD_POSITIONS = 100_000
 
 
 @dataclass
@@ -112,7 +114,8 @@ def _pair(call: FailedCall) -> _Pair | None:
     for ref, cand in zip(refs, cands, strict=True):
         if ref.shape != cand.shape or not cand.is_floating_point() or cand.numel() == 0:
             continue
-        r, c = ref.detach().double().cpu(), cand.detach().double().cpu()
+        # on the output's own device: a GPU's full-size outputs are too large to move
+        r, c = ref.detach().double(), cand.detach().double()
         wrong = wrong_elements(r, c, call.atol, call.rtol)
         if bool(wrong.any()) or call.failure_class == "correctness:precision":
             return _Pair(r, c, wrong, call.atol, call.rtol)
@@ -128,7 +131,7 @@ def diagnose(call: FailedCall) -> Diagnosis | None:
     if pair is None:
         return None
     facts = source_facts(call.source)
-    for check in (_race, _state, _boundary, _layout, _nan_inf, _precision, _distribution):
+    for check in (_race, _precision, _state, _boundary, _layout, _nan_inf, _distribution):
         found = check(call, pair, facts)
         if found is not None:
             return found
@@ -187,15 +190,19 @@ def _confined_region(wrong: torch.Tensor) -> tuple[int, str, int] | None:
             continue
         others = [d for d in range(wrong.dim()) if d != dim]
         hit = wrong.any(dim=others) if others else wrong
-        positions = hit.nonzero().flatten().tolist()
-        if not positions or len(positions) == size:
+        where = hit.nonzero().flatten()
+        count = where.numel()
+        if not count or count == size:
             continue
-        first, last = positions[0], positions[-1]
+        first, last = int(where[0]), int(where[-1])
         margin = max(1, size // 50)  # a tail leaves at least this much of the dim untouched
-        if first >= margin and len(positions) >= TAIL_DENSITY * (size - first) and last >= size - 1 - size // 50:
+        if first >= margin and count >= TAIL_DENSITY * (size - first) and last >= size - 1 - size // 50:
             return dim, f"only positions {first}..{size - 1} of {size} along dim {dim} (the tail)", size - first
-        if last <= size - 1 - margin and len(positions) >= TAIL_DENSITY * (last + 1) and first <= size // 50:
+        if last <= size - 1 - margin and count >= TAIL_DENSITY * (last + 1) and first <= size // 50:
             return dim, f"only positions 0..{last} of {size} along dim {dim} (the head)", last + 1
+        if count > MAX_PERIOD_POSITIONS:
+            continue
+        positions = where.tolist()
         period = _period(positions, size)
         if period is not None:
             offsets = sorted({p % period for p in positions})
@@ -278,7 +285,7 @@ def _transposed_input(call: FailedCall, pair: _Pair) -> str | None:
         probe[k] = value.transpose(-1, -2).contiguous()
         with torch.no_grad():
             outputs = as_tensor_list(call.reference_fn(probe))
-        if outputs and _close(pair.cand, outputs[0].detach().double().cpu(), pair):
+        if outputs and _close(pair.cand, outputs[0].detach().double().to(pair.cand.device), pair):
             return f"the output equals the reference computed on input {k} transposed (its strides swapped)"
     return None
 
@@ -317,10 +324,16 @@ def _layout(call: FailedCall, pair: _Pair, facts: SourceFacts) -> Diagnosis | No
         "fix-layout-strides")
 
 
+def _quantile(values: torch.Tensor, q: float) -> float:
+    """The q-quantile of `values` (torch.quantile refuses tensors above 16M elements)."""
+    flat = values.flatten()
+    return float(flat.kthvalue(max(1, min(flat.numel(), round(q * flat.numel())))).values)
+
+
 def _same_shaped_input(call: FailedCall, shape: torch.Size) -> torch.Tensor | None:
     for value in call.inputs:
         if isinstance(value, torch.Tensor) and value.is_floating_point() and value.shape == shape:
-            return value.detach().double().cpu()
+            return value.detach().double()
     return None
 
 
@@ -336,7 +349,7 @@ def _nan_inf(call: FailedCall, pair: _Pair, facts: SourceFacts) -> Diagnosis | N
     if x is not None and share < 1.0:
         magnitude = x.abs()
         smallest = float(magnitude[bad].min())
-        if smallest > float(torch.quantile(magnitude.flatten().float(), 0.75)):
+        if smallest > _quantile(magnitude, 0.75):
             return Diagnosis(
                 "nan-inf", "NaN/Inf from an overflow on large inputs (e.g. exp of a large argument)",
                 f"{share:.1%} of elements are NaN/Inf{trial}, all where |x| ≥ {smallest:.3g}; exp at "
@@ -418,11 +431,13 @@ def _precision(call: FailedCall, pair: _Pair, facts: SourceFacts) -> Diagnosis |
     norm = float(torch.linalg.vector_norm(ref))
     relative = float(torch.linalg.vector_norm(cand - ref)) / norm if norm > 0 else float("inf")
     scale = float(ref.abs().mean()) or 1.0
-    visible = (cand - ref).abs() > 1e-6 * (ref.abs() + scale)
-    spread = float(visible.double().mean())
+    # exact zeros (a ReLU's, a mask's) stay exact at any precision: the spread counts the others
+    nonzero = ref != 0
+    visible = ((cand - ref).abs() > 1e-6 * (ref.abs() + scale)) & nonzero
+    spread = int(visible.sum()) / max(1, int(nonzero.sum()))
     if relative > PRECISION_MAX_RELATIVE_ERROR or (spread < PRECISION_MIN_SPREAD and ref.numel() > 1):
         return None
-    evidence = (f"relative error {relative:.2g} against float64, spread over {spread:.0%} of elements "
+    evidence = (f"relative error {relative:.2g} against float64, spread over {spread:.0%} of nonzero elements "
                 f"({_share(pair):.0%} outside atol/rtol)")
     if facts.fp16_lines:
         return Diagnosis("precision", "precision downgrade: values are rounded to or accumulated in float16",

@@ -113,23 +113,29 @@ def describe_inputs(inputs) -> str:
     return ", ".join(parts)[:200]
 
 
-def _note_reference_time(report_stage: Callable, reference, inputs, preset: str | None, backend) -> None:
+def _note_reference_time(report_stage: Callable, reference, inputs, preset: str | None, backend) -> list[int]:
     """Tell the pool the size judged and the reference's own time for one call at that size, so
-    a timeout can say whether the candidate or the size is the cause (atrl.harness.timeouts)."""
+    a timeout can say whether the candidate or the size is the cause (atrl.harness.timeouts).
+    Returns the byte sizes of the reference's outputs, to poison the allocator for the
+    candidate's first call: the memory of the freed reference output (filled with NaN here
+    too) must not hand the candidate the right answer in buffers it never writes."""
     import torch
 
+    from atrl.harness.compare import as_tensor_list
+    from atrl.harness.correctness import poison
     from atrl.harness.inputs import copy_inputs
 
-    note = getattr(report_stage, "note", None)
-    if note is None:
-        return
+    note = getattr(report_stage, "note", lambda **facts: None)
     note(preset=preset, default_preset=backend.default_preset, inputs=describe_inputs(inputs),
          reference_running=True)
     start = time.perf_counter()
     with torch.no_grad():
-        reference(*copy_inputs(inputs))
+        outputs = as_tensor_list(reference(*copy_inputs(inputs))) or []
     backend.synchronize()
     note(reference_seconds=round(time.perf_counter() - start, 4))
+    for tensor in outputs:
+        poison(tensor)
+    return [t.numel() * t.element_size() for t in outputs]
 
 
 def _run_stages(task: Task, code: str, options: JudgeOptions, backend, verdict: Verdict, clock: _Clock,
@@ -178,8 +184,8 @@ def _run_stages(task: Task, code: str, options: JudgeOptions, backend, verdict: 
         runner = CandidateRunner(candidate, backend, candidate_file)
         seed_everything(options.seed)
         first = input_cases(task_module, task.multi_case, backend.device, dtype)[0]
-        _note_reference_time(clock.report, reference, first, preset, backend)
-        _, launches = runner(copy_inputs(first), [])
+        sizes = _note_reference_time(clock.report, reference, first, preset, backend)
+        _, launches = runner(copy_inputs(first), sizes)
         kernel_names |= set(launches)
     except StageFailure:
         raise
