@@ -162,7 +162,8 @@ def feedback_text(verdict: Verdict, max_chars: int = MAX_FEEDBACK_CHARS) -> str:
     diagnosis = verdict.diagnosis if not verdict.ok else None
     if diagnosis:
         parts.append(f"Fix: {diagnosis['fix']}.")
-        parts.append(f"Evidence: {diagnosis['evidence']}.")
+        if diagnosis["evidence"] not in verdict.message:  # a timeout's message states it already
+            parts.append(f"Evidence: {diagnosis['evidence']}.")
     if not verdict.ok and verdict.message:
         parts.append(_trim(verdict.message))
     parts.extend(_correctness_lines(verdict))

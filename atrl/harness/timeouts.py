@@ -33,12 +33,12 @@ def explain_timeout(stage: str, limit: float, facts: dict, trials: int) -> tuple
     head = f"the {stage} stage ran past its {limit:g} s wall-clock limit{size}"
     reference = facts.get("reference_seconds")
     if facts.get("reference_running") and reference is None:
-        evidence = f"the reference model itself was still running{size} when the {limit:g} s limit hit"
+        evidence = f"the reference model itself was still running at this size when the {limit:g} s limit hit"
         return _preset(head, evidence, preset)
     if reference is not None:
         calls = _reference_calls(stage, trials)
         needed = reference * calls
-        per_call = f"the reference takes {reference:.3g} s per call{size}"
+        per_call = f"the reference takes {reference:.3g} s per call at this size"
         if needed >= PRESET_SHARE * limit:
             evidence = (f"{per_call}, and the {stage} stage runs it about {calls} times (~{needed:.3g} s of the "
                         f"{limit:g} s limit)")
@@ -50,13 +50,13 @@ def explain_timeout(stage: str, limit: float, facts: dict, trials: int) -> tuple
             return _preset(head, evidence, preset)
         evidence = (f"{per_call} (~{needed:.3g} s for the {stage} stage's {calls} call(s)), so the candidate "
                     f"used the rest of the {limit:g} s")
-        return f"{head}: the candidate is the cause (the reference is fast at this size)", _candidate(evidence)
-    evidence = f"no reference timing was recorded before the limit hit{size}"
-    return f"{head} (an endless loop, or far too slow)", _candidate(evidence)
+        return f"{head}; {evidence}: the candidate is the cause", _candidate(evidence)
+    evidence = "no reference timing was recorded before the limit hit"
+    return f"{head}; {evidence} (an endless loop, or far too slow)", _candidate(evidence)
 
 
 def _preset(head: str, evidence: str, preset: str) -> tuple[str, Diagnosis]:
-    message = f"{head}: the size is too large for this backend, not the candidate's fault"
+    message = f"{head}; {evidence}: the size is too large for this backend, not the candidate's fault"
     return message, Diagnosis(
         "preset", "the task's size is too large for this backend: the reference alone fills the time limit",
         evidence,

@@ -133,3 +133,24 @@ def test_the_harness_diagnoses_planted_cases_of_the_labelled_set() -> None:
     for name, verdict in zip(names, verdicts, strict=True):
         assert verdict.diagnosis is not None and verdict.diagnosis["cause"] == cases[name]["expected"]["interpreter"]
         assert verdict.feedback.splitlines()[1].startswith("Fix: "), verdict.feedback
+
+
+def test_a_timeout_says_what_ran_out_and_who_is_the_cause() -> None:
+    from pathlib import Path
+
+    from atrl.harness.api import Harness
+
+    solution = (Path(__file__).resolve().parents[2] / "atrl" / "tasks" / "builtin" / "level1"
+                / "relu.solution.py").read_text()
+    endless = solution.replace("    pid = tl.program_id(0)\n", "    pid = tl.program_id(0)\n    while pid >= 0:\n"
+                               "        pid += 0\n", 1)
+    limits = {"compile": 4, "correctness": 4, "profile": 4}
+    with Harness(backend="interpreter", workers=1, use_cache=False, stage_timeouts=limits) as harness:
+        looping = harness.evaluate("builtin/relu", endless)
+    with Harness(backend="interpreter", workers=1, use_cache=False, stage_timeouts=limits, preset="full") as harness:
+        too_large = harness.evaluate("builtin/relu", solution)
+    assert looping.error_class == too_large.error_class == "timeout"
+    assert looping.diagnosis["cause"] == "candidate" and "reference takes" in looping.message
+    assert "preset 'small' (inputs (4096,) float32)" in looping.message
+    assert too_large.diagnosis["cause"] == "preset" and "(67108864,) float32" in too_large.message
+    assert "endless" not in too_large.feedback and "endless" in looping.feedback
