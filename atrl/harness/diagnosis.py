@@ -149,13 +149,19 @@ def _share(pair: _Pair) -> float:
     return int(pair.wrong.sum()) / pair.wrong.numel()
 
 
+def _wrong(pair: _Pair) -> str:
+    """How many elements are wrong, in words: "1 of 4000 elements (0.025%)"."""
+    count, total = int(pair.wrong.sum()), pair.wrong.numel()
+    return f"{count} of {total} elements ({100 * count / total:.3g}%)"
+
+
 def _race(call: FailedCall, pair: _Pair, facts: SourceFacts) -> Diagnosis | None:
     if not facts.racy_stores:
         return None
     return Diagnosis(
         "race", "a data race: every program of the kernel stores to the same address, without atomics",
         f"tl.store at {_lines(facts.racy_stores)} has an address that does not depend on tl.program_id "
-        f"while the kernel runs several programs; {_share(pair):.1%} of output elements are wrong",
+        f"while the kernel runs several programs; {_wrong(pair)} are wrong",
         "give each program its own output slot (partial sums indexed by program id, then a second pass), "
         "or combine with tl.atomic_add into a zeroed output",
         "fix-racy-reduction")
@@ -166,7 +172,7 @@ def _state(call: FailedCall, pair: _Pair, facts: SourceFacts) -> Diagnosis | Non
         return None
     return Diagnosis(
         "state", "state kept across calls: the first call was right, a later call on new inputs is wrong",
-        f"first call matched the reference; this call has {_share(pair):.1%} of elements wrong "
+        f"first call matched the reference; this call has {_wrong(pair)} wrong "
         f"(max abs error {_max_abs(pair):.3g})",
         "compute everything from the current inputs on every call: no results, buffers or flags kept "
         "on self or in globals between calls (zero accumulators inside forward)",
@@ -235,7 +241,7 @@ def _boundary(call: FailedCall, pair: _Pair, facts: SourceFacts) -> Diagnosis | 
         if zeros and facts.masked_loads_without_other and _share(pair) < 0.5:
             return Diagnosis(
                 "boundary", "masked-off lanes read as 0 and enter the result (no neutral other= on a masked load)",
-                f"every wrong element ({_share(pair):.1%} of them) is exactly 0.0; tl.load with mask= but no "
+                f"every wrong element ({_wrong(pair)}) is exactly 0.0; tl.load with mask= but no "
                 f"other= at {_lines(facts.masked_loads_without_other)}",
                 "give masked loads the neutral value of what follows: other=0.0 for sums, "
                 "other=-float('inf') for max, other=float('inf') for min",
@@ -248,7 +254,7 @@ def _boundary(call: FailedCall, pair: _Pair, facts: SourceFacts) -> Diagnosis | 
             "excludes them") if unwritten else "wrong or unwritten values there"
     return Diagnosis(
         "boundary", "errors confined to a tail or block boundary: a mask or the grid size is off",
-        f"{_share(pair):.1%} of elements wrong, {where}; {what}",
+        f"{_wrong(pair)} wrong, {where}; {what}",
         "cover every element: grid = triton.cdiv(n, BLOCK) per dimension, masks `offs < n` (not n - 1 "
         "or <=), and the tail of every loop masked with a neutral other=",
         "fix-tail-mask", detail)
@@ -318,7 +324,7 @@ def _layout(call: FailedCall, pair: _Pair, facts: SourceFacts) -> Diagnosis | No
         return None
     return Diagnosis(
         "layout", "the right values in the wrong places: a stride, axis order or transposition is wrong",
-        f"{_share(pair):.1%} of elements wrong; {found}",
+        f"{_wrong(pair)} wrong; {found}",
         "index every tensor through its own strides (x.stride(i), in the order of its dims) or call "
         ".contiguous() first; check which axis each program id and tl.arange walks",
         "fix-layout-strides")
@@ -402,21 +408,21 @@ def _distribution(call: FailedCall, pair: _Pair, facts: SourceFacts) -> Diagnosi
     if threshold is not None and bool((x[pair.wrong] < 0).all()):
         return Diagnosis(
             "distribution", "wrong only where the input is negative: the kernel assumes non-negative inputs",
-            f"{int(pair.wrong.sum())} wrong elements ({_share(pair):.1%}){trial}, exactly those with {threshold}",
+            f"{_wrong(pair)} wrong{trial}, exactly those with {threshold}",
             "implement the reference's math for negative values too (both branches of piecewise "
             "functions with tl.where, no dropped abs/max)",
             "fix-wide-inputs", "negative")
     if threshold is not None:
         return Diagnosis(
             "distribution", "wrong only beyond an input value: a shortcut valid for part of the input range",
-            f"{int(pair.wrong.sum())} wrong elements ({_share(pair):.1%}){trial}, exactly those with {threshold}",
+            f"{_wrong(pair)} wrong{trial}, exactly those with {threshold}",
             "implement the reference's exact formula for every input value (no truncated ranges, thresholds "
             "or small-|x| approximations); test with inputs ×10 and of both signs",
             "fix-wide-inputs", "range")
     if call.wide_scale is not None:
         return Diagnosis(
             "distribution", "right on the get_inputs() draws but wrong on wider inputs",
-            f"the task's own trials passed; on normal×{call.wide_scale:g} inputs {_share(pair):.1%} of elements "
+            f"the task's own trials passed; on normal×{call.wide_scale:g} inputs {_wrong(pair)} "
             f"are wrong (max abs error {_max_abs(pair):.3g})",
             "do not assume the range or sign of get_inputs(): implement every branch of the reference and "
             "use numerically stable forms for large magnitudes",
@@ -468,7 +474,7 @@ def _precision(call: FailedCall, pair: _Pair, facts: SourceFacts) -> Diagnosis |
 def _unknown(pair: _Pair) -> Diagnosis:
     return Diagnosis(
         "unknown", "wrong values without a recognised pattern",
-        f"{_share(pair):.1%} of elements wrong, max abs error {_max_abs(pair):.3g}",
+        f"{_wrong(pair)} wrong, max abs error {_max_abs(pair):.3g}",
         "check the formula against the reference (constants, reduced dimension, operand order), then "
         "the masks, strides and index arithmetic at the first mismatching index",
         "fix-mismatch")
