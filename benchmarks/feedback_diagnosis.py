@@ -24,6 +24,7 @@ from pathlib import Path
 
 import yaml
 
+from atrl.errors import UsageError
 from atrl.harness.api import Harness
 from atrl.harness.verdict import Verdict
 from atrl.kb.inject import KnowledgeInjector
@@ -127,7 +128,10 @@ def main() -> None:
     cases = load_manifest(args.set_dir)
     if args.only:
         cases = [c for c in cases if args.only in c["case"]]
-    rows, backend, seconds = judge_set(cases, args.backend, args.preset, args.workers, args.trials, args.seed)
+    try:
+        rows, backend, seconds = judge_set(cases, args.backend, args.preset, args.workers, args.trials, args.seed)
+    except UsageError as exc:
+        parser.exit(2, f"{exc}\n")
     summary = summarise(rows)
     command = "python benchmarks/feedback_diagnosis.py --backend " + args.backend + (
         f" --preset {args.preset}" if args.preset != "small" else "") + (f" --seed {args.seed}" if args.seed else "")
