@@ -37,6 +37,9 @@ CAUSES: dict[str, str] = {
     "distribution": "wrong only for some input values (the kernel assumes the get_inputs() distribution)",
     "precision": "a small relative error everywhere (computed in lower precision)",
     "unknown": "wrong values without a pattern the harness recognises",
+    # a timeout's diagnosis (atrl.harness.timeouts)
+    "preset": "the judged size is too large for the backend (the reference alone fills the limit)",
+    "candidate": "the candidate is too slow or never finishes",
 }
 
 VALUE_FAILURES = frozenset({"correctness:mismatch", "correctness:nan", "correctness:precision",
