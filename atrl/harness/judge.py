@@ -126,8 +126,9 @@ def _note_reference_time(report_stage: Callable, reference, inputs, preset: str 
     from atrl.harness.inputs import copy_inputs
 
     note = getattr(report_stage, "note", lambda **facts: None)
+    input_bytes = sum(v.numel() * v.element_size() for v in inputs if isinstance(v, torch.Tensor))
     note(preset=preset, default_preset=backend.default_preset, inputs=describe_inputs(inputs),
-         reference_running=True)
+         input_bytes=input_bytes, reference_running=True)
     start = time.perf_counter()
     with torch.no_grad():
         outputs = as_tensor_list(reference(*copy_inputs(inputs))) or []

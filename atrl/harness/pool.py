@@ -37,7 +37,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from atrl.harness.crash import RAN_CODE_CLASSES, crash_summary, looks_like_oom, signal_name
-from atrl.harness.timeouts import explain_timeout
+from atrl.harness.timeouts import explain_timeout, with_size_note
 from atrl.harness.verdict import Verdict, candidate_hash
 from atrl.harness.worker import WorkerConfig, WorkerLimits
 
@@ -88,6 +88,7 @@ class Job:
     future: Future = field(default_factory=Future)
     job_id: int = 0
     exclusive: bool = False  # hold the GPU alone for the whole job (the retry after out-of-memory)
+    facts: dict = field(default_factory=dict)  # the judge's notes (atrl.harness.timeouts) while it runs
 
 
 @dataclass
@@ -332,6 +333,8 @@ class WorkerPool:
             except WorkerStartError:
                 worker = self._start_worker(slot)  # one retry: a transient failure (e.g. load)
         verdict, keep = self._watch(worker, job)
+        if verdict.error_class == "out-of-memory":
+            verdict.message = with_size_note(verdict.message, job.facts)
         worker.jobs_done += 1
         if not keep or worker.jobs_done >= self.max_jobs_per_worker:
             self._retire(slot)
@@ -342,7 +345,8 @@ class WorkerPool:
         stage, stage_start = "compile", time.monotonic()
         seconds: dict[str, float] = {}
         waiting_since: float | None = None  # the worker is queueing for the GPU: stage clock stopped
-        facts: dict = {}  # the judge's notes (atrl.harness.timeouts), to explain a timeout
+        facts = job.facts  # the judge's notes, to explain a timeout or running out of memory
+        facts.clear()
         try:
             worker.conn.send(("job", job.job_id, job.task, job.code, job.options, job.exclusive))
         except OSError:

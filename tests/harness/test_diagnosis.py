@@ -8,7 +8,7 @@ import torch
 from atrl.harness.diagnosis import FailedCall, diagnose
 from atrl.harness.extract import extract_code
 from atrl.harness.feedback import feedback_text
-from atrl.harness.timeouts import explain_timeout
+from atrl.harness.timeouts import explain_timeout, with_size_note
 from atrl.harness.verdict import Verdict
 
 KERNEL = "import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(a_ptr, o_ptr, n):\n{body}\n"
@@ -142,15 +142,31 @@ def test_a_timeout_says_what_ran_out_and_who_is_the_cause() -> None:
 
     solution = (Path(__file__).resolve().parents[2] / "atrl" / "tasks" / "builtin" / "level1"
                 / "relu.solution.py").read_text()
-    endless = solution.replace("    pid = tl.program_id(0)\n", "    pid = tl.program_id(0)\n    while pid >= 0:\n"
-                               "        pid += 0\n", 1)
-    limits = {"compile": 4, "correctness": 4, "profile": 4}
-    with Harness(backend="interpreter", workers=1, use_cache=False, stage_timeouts=limits) as harness:
+    # right on the first call (the compile stage), endless from the second (a correctness trial)
+    endless = solution.replace("BLOCK: tl.constexpr):\n    pid = tl.program_id(0)\n",
+                               "spin, BLOCK: tl.constexpr):\n    pid = tl.program_id(0)\n"
+                               "    while spin > 0:\n        spin = spin + 0\n", 1)
+    endless = endless.replace("relu_kernel[grid](x, y, n, BLOCK=BLOCK)",
+                              "spin = int(getattr(self, \"_called\", False))\n        self._called = True\n"
+                              "        relu_kernel[grid](x, y, n, spin, BLOCK=BLOCK)", 1)
+    assert endless.count("spin") == 6  # both replacements applied
+    with Harness(backend="interpreter", workers=1, use_cache=False,
+                 stage_timeouts={"compile": 60, "correctness": 3}) as harness:
         looping = harness.evaluate("builtin/relu", endless)
-    with Harness(backend="interpreter", workers=1, use_cache=False, stage_timeouts=limits, preset="full") as harness:
+    with Harness(backend="interpreter", workers=1, use_cache=False, stage_timeouts={"compile": 10},
+                 preset="full") as harness:
         too_large = harness.evaluate("builtin/relu", solution)
-    assert looping.error_class == too_large.error_class == "timeout"
-    assert looping.diagnosis["cause"] == "candidate" and "reference takes" in looping.message
+    assert (looping.stage, looping.error_class, too_large.error_class) == ("correctness", "timeout", "timeout")
+    assert looping.diagnosis["cause"] == "candidate" and "the reference takes" in looping.message
     assert "preset 'small' (inputs (4096,) float32)" in looping.message
     assert too_large.diagnosis["cause"] == "preset" and "(67108864,) float32" in too_large.message
     assert "endless" not in too_large.feedback and "endless" in looping.feedback
+
+
+def test_running_out_of_memory_names_the_size_judged() -> None:
+    facts = {"preset": "full", "default_preset": "small", "inputs": "(16384, 16384) float32", "input_bytes": 2**30}
+    text = with_size_note("the worker ran out of memory", facts)
+    assert "(16384, 16384) float32 (1024 MiB)" in text and "the size may be the cause" in text
+    own = with_size_note("the worker ran out of memory", {**facts, "preset": "small"})
+    assert "candidate's allocations" in own
+    assert with_size_note("MemoryError", {}) == "MemoryError"
