@@ -6,8 +6,9 @@ it is wrong, in this order (the first that fits wins):
 
   race          the source stores to one address from every program without atomics
   precision     a small relative error spread over most elements (TF32 tl.dot, fp16, bf16)
-  state         the first call was right, a later one wrong (state kept across calls)
   boundary      the wrong elements sit in a tail, a head or at block boundaries (masks, grid size)
+  state         the first call was right, a later one wrong (state kept across calls); after
+                boundary, because an unwritten tail may hold the right values by chance
   layout        the right values at the wrong places: a permutation, a transposed output, or the
                 output of the reference on a transposed input (strides, layout)
   nan-inf       NaN/Inf where the reference is finite (exp overflow, division by zero)
@@ -134,7 +135,7 @@ def diagnose(call: FailedCall) -> Diagnosis | None:
     if pair is None:
         return None
     facts = source_facts(call.source)
-    for check in (_race, _precision, _state, _boundary, _layout, _nan_inf, _distribution):
+    for check in (_race, _precision, _boundary, _state, _layout, _nan_inf, _distribution):
         found = check(call, pair, facts)
         if found is not None:
             return found

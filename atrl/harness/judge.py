@@ -117,8 +117,8 @@ def _note_reference_time(report_stage: Callable, reference, inputs, preset: str 
     """Tell the pool the size judged and the reference's own time for one call at that size, so
     a timeout can say whether the candidate or the size is the cause (atrl.harness.timeouts).
     Returns the byte sizes of the reference's outputs, to poison the allocator for the
-    candidate's first call: the memory of the freed reference output (filled with NaN here
-    too) must not hand the candidate the right answer in buffers it never writes."""
+    candidate's first call: the memory of the freed reference output and inputs (filled with
+    NaN here too) must not hand the candidate the right answer in buffers it never writes."""
     import torch
 
     from atrl.harness.compare import as_tensor_list
@@ -129,12 +129,14 @@ def _note_reference_time(report_stage: Callable, reference, inputs, preset: str 
     input_bytes = sum(v.numel() * v.element_size() for v in inputs if isinstance(v, torch.Tensor))
     note(preset=preset, default_preset=backend.default_preset, inputs=describe_inputs(inputs),
          input_bytes=input_bytes, reference_running=True)
+    copies = copy_inputs(inputs)
     start = time.perf_counter()
     with torch.no_grad():
-        outputs = as_tensor_list(reference(*copy_inputs(inputs))) or []
+        outputs = as_tensor_list(reference(*copies)) or []
     backend.synchronize()
     note(reference_seconds=round(time.perf_counter() - start, 4))
-    for tensor in outputs:
+    # the input copies too: for relu-like ops an input's memory already holds much of the answer
+    for tensor in [*outputs, *(c for c in copies if isinstance(c, torch.Tensor))]:
         poison(tensor)
     return [t.numel() * t.element_size() for t in outputs]
 
