@@ -5,6 +5,7 @@
 #   evalref/, evalref.log atrl eval --policy reference on the builtin suite (full preset)
 #   rollout.md            benchmarks/rollout_throughput.py (plain vs static vs compiled)
 #   soak.md, soak.json    benchmarks/reliability_soak.py --backend cuda
+#   feedback-cuda.md/.json benchmarks/feedback_diagnosis.py --backend cuda (the diagnosis set)
 # With two GPUs the two halves run side by side (GPU 0: reference eval, then rollout benchmark;
 # GPU 1: GPU tests, then the soak); with one, one after the other.
 #   scripts/gpu_benchmarks.sh [OUT]
@@ -39,6 +40,8 @@ second_half() {
     $PY benchmarks/reliability_soak.py --backend cuda --n "$SOAK_N" --workers 6 --timeout 15 \
         --json "$OUT/soak.json" > "$OUT/soak.md" 2> "$OUT/soak.log"
     echo "soak: rc=$?"
+    $PY benchmarks/feedback_diagnosis.py --backend cuda --out "$OUT" > "$OUT/feedback.log" 2>&1
+    echo "feedback diagnosis: rc=$?"
 }
 
 if [ "$NGPU" -gt 1 ]; then

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 # Part of every cache key: bump it whenever a change to the harness can change a verdict.
-HARNESS_VERSION = "4"
+HARNESS_VERSION = "5"
 
 __all__ = ["HARNESS_VERSION", "Harness", "evaluate"]
 

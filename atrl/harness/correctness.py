@@ -30,6 +30,7 @@ from torch import nn
 
 from atrl.backends.base import Backend
 from atrl.harness.compare import Mismatch, as_tensor_list, compare_inputs, compare_outputs
+from atrl.harness.diagnosis import VALUE_FAILURES, FailedCall, diagnose
 from atrl.harness.float64_slices import sliced_precision
 from atrl.harness.inputs import Inputs, copy_inputs, double_inputs, input_cases, inputs_equal, widen_inputs
 from atrl.harness.launch_hook import count_launches
@@ -73,6 +74,9 @@ class CandidateRunner:
     previous_outputs: list[torch.Tensor] = field(default_factory=list)
     record: bool = False
     last_record: ProvenanceRecorder | None = None
+    # a copy of the very first call's output, to tell state kept across calls from other faults
+    first_output: object = None
+    calls: int = 0
 
     def poison_previous(self) -> None:
         for tensor in self.previous_outputs:
@@ -94,7 +98,17 @@ class CandidateRunner:
             recorder.finish(as_tensor_list(output) or [])
             self.last_record = recorder
         self.previous_outputs = as_tensor_list(output) or []
+        if self.calls == 0:
+            tensors = as_tensor_list(output)
+            # a copy for the state diagnosis, but not at sizes where it would eat the memory budget
+            if tensors is not None and sum(t.numel() * t.element_size() for t in tensors) <= FIRST_OUTPUT_COPY_LIMIT:
+                copies = [t.detach().clone() for t in tensors]
+                self.first_output = copies[0] if isinstance(output, torch.Tensor) else type(output)(copies)
+        self.calls += 1
         return output, dict(launches)
+
+
+FIRST_OUTPUT_COPY_LIMIT = 256 << 20  # bytes
 
 
 def poison(tensor: torch.Tensor) -> None:
@@ -248,11 +262,15 @@ def run_trials(task: Task, models: LoadedModels, backend: Backend, runner: Candi
                 _same_storage_call(task, models, backend, runner, ref64_model, cand_inputs, plan, case_index, dtype,
                                    (trial_atol, rtol, bound), rule, stats, sliced)
             if failure is not None:
-                if plan.wide_scale is not None and failure.error_class in _WIDE_CLASSES:
+                wide = plan.wide_scale is not None and failure.error_class in _WIDE_CLASSES
+                if wide:
                     failure = Mismatch("correctness:wide-inputs",
                                        f"right on get_inputs() draws but wrong on {label}: {failure.message}")
-                    raise StageFailure(failure.error_class, failure.message)
-                raise StageFailure(failure.error_class, f"{label}: {failure.message}")
+                diagnosis = _diagnose(failure.error_class, task, models, backend, runner, seed, dtype,
+                                      (inputs, ref_call, ref64_call, cand_out), trial_atol, rtol, bound,
+                                      plan.wide_scale, ref64_model)
+                message = failure.message if wide else f"{label}: {failure.message}"
+                raise StageFailure(failure.error_class, message, diagnosis=diagnosis)
         if not skipped:
             stats.passed += 1
 
@@ -307,6 +325,45 @@ def _same_storage_call(task: Task, models: LoadedModels, backend: Backend, runne
                            "called again on the same input tensors (same objects and data_ptr) after rewriting their "
                            f"values in place, forward returned a stale result: {failure.message}")
     raise StageFailure(failure.error_class, f"{label}: {failure.message}")
+
+
+def _diagnose(error_class: str, task: Task, models: LoadedModels, backend: Backend, runner: CandidateRunner,
+              seed: int, dtype: torch.dtype, failed: tuple, atol: float, rtol: float, bound: float,
+              wide_scale: float | None, ref64_model: nn.Module) -> dict | None:
+    """The diagnosis of a value failure (see `atrl.harness.diagnosis`) as a dict, else None."""
+    if error_class not in VALUE_FAILURES:
+        return None
+    inputs, ref_call, ref64_call, cand_out = failed
+    sliced = ref64_call.output is None  # the budget held no whole float64 copy: no float64 probes either
+    if sliced:
+        ref64_call = ref_call
+    with open(models.candidate_file, encoding="utf-8") as handle:
+        source = handle.read()
+
+    def reference_fn(probe: list) -> object:
+        return _call(models.reference, probe).output
+
+    first_right = None
+    if wide_scale is None and not sliced:
+        first_right = _first_call_right(task, models, backend, runner, seed, dtype, atol, rtol, bound, ref64_model)
+    found = diagnose(FailedCall(error_class, inputs, ref_call.output, ref64_call.output, cand_out, source,
+                                atol, rtol, wide_scale, first_right, reference_fn))
+    return found.to_dict() if found is not None else None
+
+
+def _first_call_right(task: Task, models: LoadedModels, backend: Backend, runner: CandidateRunner, seed: int,
+                      dtype: torch.dtype, atol: float, rtol: float, bound: float,
+                      ref64_model: nn.Module) -> bool | None:
+    """Whether the candidate's first call (the compile stage's, on the inputs of `seed`) was
+    right; None when it was not recorded."""
+    if runner.first_output is None:
+        return None
+    seed_everything(seed)
+    inputs = input_cases(models.task_module, task.multi_case, backend.device, dtype)[0]
+    ref_call = _call(models.reference, copy_inputs(inputs))
+    ref64_call = _call(ref64_model, double_inputs(inputs))
+    failure, _ = compare_outputs(ref_call.output, runner.first_output, ref64_call.output, atol, rtol, bound)
+    return failure is None
 
 
 def check_trial(task: Task, inputs: Inputs, reference: Call, reference64: Call, candidate: Call,

@@ -2,8 +2,10 @@
 
 `feedback_text(verdict)` is a pure function of the verdict: a headline (stage and failure in
 words), the trimmed error message with its line, mismatch statistics, a "Fix:" hint for the
-failure class; on success the times, speedup and where the device time goes. At most
-`MAX_FEEDBACK_CHARS` characters; lower-priority parts are dropped or trimmed first.
+failure class; on success the times, speedup and where the device time goes. A wrong result
+with a diagnosis (`atrl.harness.diagnosis`) leads with its cause, its fix and its evidence
+instead of the class's generic hint. At most `MAX_FEEDBACK_CHARS` characters; lower-priority
+parts are dropped or trimmed first.
 """
 
 from __future__ import annotations
@@ -93,6 +95,8 @@ def _headline(verdict: Verdict) -> str:
     where = f" (line {verdict.line})" if verdict.line is not None else ""
     stage = _STAGE_WORDS.get(verdict.stage, verdict.stage)
     hack = " This is a disallowed shortcut." if verdict.reward_hack or error in REWARD_HACK_RULES else ""
+    if verdict.diagnosis:
+        meaning = f"likely cause: {verdict.diagnosis['summary']}"
     return f"FAILED at {verdict.stage} ({stage}): {error} — {meaning}{where}.{hack}"
 
 
@@ -177,10 +181,15 @@ def feedback_text(verdict: Verdict, max_chars: int = MAX_FEEDBACK_CHARS) -> str:
     definitions the harness ignored (the candidate's own Model, get_inputs, ... and __main__ block).
     """
     parts = [_headline(verdict)]
+    diagnosis = verdict.diagnosis if not verdict.ok else None
+    if diagnosis:
+        parts.append(f"Fix: {diagnosis['fix']}.")
+        if diagnosis["evidence"] not in verdict.message:  # a timeout's message states it already
+            parts.append(f"Evidence: {diagnosis['evidence']}.")
     if not verdict.ok and verdict.message:
         parts.append(_trim(verdict.message))
     parts.extend(_correctness_lines(verdict))
-    if not verdict.ok and verdict.error_class in FIX_HINTS:
+    if not verdict.ok and not diagnosis and verdict.error_class in FIX_HINTS:
         parts.append("Fix: " + FIX_HINTS[verdict.error_class])
     parts.extend(_timing_lines(verdict))
     parts.extend(f"Flag: {flag}" for flag in verdict.flags)

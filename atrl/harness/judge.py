@@ -83,6 +83,7 @@ def judge(task: Task, code: str, options: JudgeOptions, report_stage: Callable[[
         verdict.stage = clock.stage
         verdict.error_class, verdict.message, verdict.line = failure.error_class, failure.message, failure.line
         verdict.reward_hack = failure.error_class in RUNTIME_REWARD_HACKS
+        verdict.diagnosis = failure.diagnosis
     except Exception as exc:  # anything else: classify by what broke, never crash the worker silently
         _record_unexpected(verdict, exc, clock.stage, state.get("candidate_file"))
     clock.close()
@@ -105,6 +106,43 @@ def _record_unexpected(verdict: Verdict, exc: BaseException, stage: str, candida
         verdict.error_class = "correctness:runtime-error"
     else:
         verdict.error_class = "compile:error"
+
+
+def describe_inputs(inputs) -> str:
+    """Shapes and dtypes of a case's inputs, e.g. "(48, 48) float32, (48, 48) float32, 3"."""
+    import torch
+
+    parts = [f"{tuple(v.shape)} {str(v.dtype).removeprefix('torch.')}" if isinstance(v, torch.Tensor) else repr(v)
+             for v in inputs]
+    return ", ".join(parts)[:200]
+
+
+def _note_reference_time(report_stage: Callable, reference, inputs, preset: str | None, backend) -> list[int]:
+    """Tell the pool the size judged and the reference's own time for one call at that size, so
+    a timeout can say whether the candidate or the size is the cause (atrl.harness.timeouts).
+    Returns the byte sizes of the reference's outputs, to poison the allocator for the
+    candidate's first call: the memory of the freed reference output and inputs (filled with
+    NaN here too) must not hand the candidate the right answer in buffers it never writes."""
+    import torch
+
+    from atrl.harness.compare import as_tensor_list
+    from atrl.harness.correctness import poison
+    from atrl.harness.inputs import copy_inputs
+
+    note = getattr(report_stage, "note", lambda **facts: None)
+    input_bytes = sum(v.numel() * v.element_size() for v in inputs if isinstance(v, torch.Tensor))
+    note(preset=preset, default_preset=backend.default_preset, inputs=describe_inputs(inputs),
+         input_bytes=input_bytes, reference_running=True)
+    copies = copy_inputs(inputs)
+    start = time.perf_counter()
+    with torch.no_grad():
+        outputs = as_tensor_list(reference(*copies)) or []
+    backend.synchronize()
+    note(reference_seconds=round(time.perf_counter() - start, 4))
+    # the input copies too: for relu-like ops an input's memory already holds much of the answer
+    for tensor in [*outputs, *(c for c in copies if isinstance(c, torch.Tensor))]:
+        poison(tensor)
+    return [t.numel() * t.element_size() for t in outputs]
 
 
 def _run_stages(task: Task, code: str, options: JudgeOptions, backend, verdict: Verdict, clock: _Clock,
@@ -154,7 +192,8 @@ def _run_stages(task: Task, code: str, options: JudgeOptions, backend, verdict: 
         runner = CandidateRunner(candidate, backend, candidate_file)
         seed_everything(options.seed)
         first = input_cases(task_module, task.multi_case, backend.device, dtype)[0]
-        _, launches = runner(copy_inputs(first), [])
+        sizes = _note_reference_time(clock.report, reference, first, preset, backend)
+        _, launches = runner(copy_inputs(first), sizes)
         kernel_names |= set(launches)
     except StageFailure:
         raise

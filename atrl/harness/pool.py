@@ -40,6 +40,7 @@ from atrl.harness.admission import CAPACITY_MARGIN, DeviceAdmission, MemoryBudge
 from atrl.harness.crash import RAN_CODE_CLASSES, crash_summary, looks_like_oom, signal_name
 from atrl.harness.footprint import Footprint, defines_inputs, empty_footprint, footprint_key
 from atrl.harness.memory_limits import host_available_bytes, overrun_message
+from atrl.harness.timeouts import explain_timeout, with_size_note
 from atrl.harness.verdict import Verdict, candidate_hash
 from atrl.harness.worker import WorkerConfig, WorkerLimits
 
@@ -92,6 +93,7 @@ class Job:
     exclusive: bool = False  # hold the GPU alone for the whole job (run alone, or the retry after out-of-memory)
     budget: MemoryBudget | None = None  # its memory allowance (None: a task without inputs)
     memory: dict | None = None  # the worker's report: allowance and peak use, bytes
+    facts: dict = field(default_factory=dict)  # the judge's notes (atrl.harness.timeouts) while it runs
 
 
 @dataclass
@@ -445,6 +447,8 @@ class WorkerPool:
     def _run_on_slot(self, slot: int, job: Job) -> Verdict:
         worker = self._ensure_worker(slot)
         verdict, keep = self._watch(worker, job)
+        if verdict.error_class == "out-of-memory":
+            verdict.message = with_size_note(verdict.message, job.facts)
         worker.jobs_done += 1
         if not keep or worker.jobs_done >= self.max_jobs_per_worker:
             self._retire(slot)
@@ -455,6 +459,8 @@ class WorkerPool:
         stage, stage_start = "compile", time.monotonic()
         seconds: dict[str, float] = {}
         waiting_since: float | None = None  # the worker is queueing for the GPU: stage clock stopped
+        facts = job.facts  # the judge's notes, to explain a timeout or running out of memory
+        facts.clear()
         try:
             worker.conn.send(("job", job.job_id, job.task, job.code, job.options, job.exclusive, job.budget))
         except OSError:
@@ -481,9 +487,14 @@ class WorkerPool:
                                              "busy (not this candidate's fault: judge it again)", seconds), False
                 seconds[stage] = seconds.get(stage, 0.0) + time.monotonic() - stage_start
                 limit = self.timeouts.for_stage(stage)
-                return self._own_verdict(job, stage, "timeout", f"the {stage} stage ran past its {limit:g} s "
-                                         "wall-clock limit (an endless loop, or far too slow)", seconds), False
+                text, diagnosis = explain_timeout(stage, limit, facts, getattr(job.options, "trials", 0))
+                verdict = self._own_verdict(job, stage, "timeout", text, seconds)
+                verdict.diagnosis = diagnosis.to_dict()
+                return verdict, False
             kind = message[0]
+            if kind == "note":
+                facts.update(message[2])
+                continue
             if kind == "wait":
                 seconds[stage] = seconds.get(stage, 0.0) + time.monotonic() - stage_start
                 waiting_since = time.monotonic()

@@ -21,13 +21,16 @@ _CUDA_ERROR = re.compile(
 
 
 class StageFailure(Exception):
-    """A judged failure: `error_class` (a FAILURE_CLASSES key), one trimmed `message`, `line`."""
+    """A judged failure: `error_class` (a FAILURE_CLASSES key), one trimmed `message`, `line`,
+    and for a wrong result its `diagnosis` (a `Diagnosis.to_dict()`)."""
 
-    def __init__(self, error_class: str, message: str, line: int | None = None) -> None:
+    def __init__(self, error_class: str, message: str, line: int | None = None,
+                 diagnosis: dict | None = None) -> None:
         super().__init__(message)
         self.error_class = error_class
         self.message = message
         self.line = line
+        self.diagnosis = diagnosis
 
 
 @dataclass

@@ -305,6 +305,9 @@ def _run_job(conn: Connection, runner: Any, timing_lock: Any, job: tuple, config
             timing_lock.acquire_shared()
         conn.send(("stage", job_id, name))
 
+    # facts the pool needs if the job times out (size judged, the reference's own time)
+    report_stage.note = lambda **facts: conn.send(("note", job_id, facts))  # type: ignore[attr-defined]
+
     failure: tuple[str, str] | None = None
     try:
         verdict = runner(task, code, options, report_stage=report_stage, timing_lock=timing_lock)

@@ -68,16 +68,28 @@ class KnowledgeInjector:
         pieces += [h.chunk_text for h in guides[1:]]
         return pack(pieces, self.budget_tokens, self.count_tokens)[0]
 
+    def verdict_fixes(self, verdict: Any, query: str | None = None) -> list[Any]:
+        """The error-fix entries for a failed verdict, best first: the entry its diagnosis names
+        (a wrong result whose cause the harness read from the error's shape), then the entries of
+        its failure class, ordered by how well they match the message when there are several."""
+        query = verdict_query(verdict) if query is None else query
+        error_class = getattr(verdict, "error_class", None) or ""
+        fixes = self.retriever.error_fix_entries(error_class, self.platform)
+        if len(fixes) > 1:  # several entries fix this class: the message decides their order
+            fixes = self.retriever.rank_error_fixes(query, fixes)
+        diagnosis = getattr(verdict, "diagnosis", None) or {}
+        named = diagnosis.get("kb_entry")
+        if named and named in self.retriever.entries:
+            fixes = [self.retriever.get(named)] + [e for e in fixes if e.id != named]
+        return fixes
+
     def after_verdict(self, task: Any, verdict: Any) -> str:
         """The error-fix entry for the verdict's failure class, then retrieved sections for its
         message, ≤ the budget; "" when the verdict is ok."""
         if getattr(verdict, "ok", False):
             return ""
         query = verdict_query(verdict)
-        error_class = getattr(verdict, "error_class", None) or ""
-        fixes = self.retriever.error_fix_entries(error_class, self.platform)
-        if len(fixes) > 1:  # several entries fix this class: the message decides their order
-            fixes = self.retriever.rank_error_fixes(query, fixes)
+        fixes = self.verdict_fixes(verdict, query)
         pieces = [e.text() for e in fixes[:1]]
         extra = self._search(query, task, self.k, exclude_ids=[e.id for e in fixes[:1]])
         pieces += [h.chunk_text for h in extra]

@@ -95,6 +95,15 @@ def test_after_verdict_picks_the_matching_entry_among_several_for_a_class() -> N
     assert text.startswith("## tl.arange needs a power-of-2 constexpr range")
 
 
+def test_after_verdict_leads_with_the_entry_the_diagnosis_names() -> None:
+    verdict = _verdict("correctness:mismatch", "output differs beyond atol=0.0001: 100% of elements mismatched")
+    verdict.diagnosis = {"cause": "precision", "kb_entry": "fix-precision-tf32"}
+    text = KnowledgeInjector("cuda", budget_tokens=2000).after_verdict(TASKS[0], verdict)
+    assert text.startswith("## TF32 in tl.dot")
+    verdict.diagnosis = {"cause": "precision", "kb_entry": "no-such-entry"}  # unknown ids fall back to the class
+    assert KnowledgeInjector("cuda").verdict_fixes(verdict)[0].id != "no-such-entry"
+
+
 def test_after_verdict_is_empty_for_an_ok_verdict() -> None:
     assert KnowledgeInjector("cuda").after_verdict(TASKS[0], _verdict("", ok=True)) == ""
 

@@ -1,0 +1,172 @@
+"""The diagnosis of a wrong result, on synthetic tensors: one test per class, plus the cases of
+issue 21 (a TF32-like uniform 1e-3 error, a reference too large for the preset, a one-line module)."""
+
+from __future__ import annotations
+
+import torch
+
+from atrl.harness.diagnosis import FailedCall, diagnose
+from atrl.harness.extract import extract_code
+from atrl.harness.feedback import feedback_text
+from atrl.harness.timeouts import explain_timeout, with_size_note
+from atrl.harness.verdict import Verdict
+
+KERNEL = "import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(a_ptr, o_ptr, n):\n{body}\n"
+PLAIN = KERNEL.format(body="    pid = tl.program_id(0)\n    tl.store(o_ptr + pid, tl.load(a_ptr + pid))")
+DOT = KERNEL.format(body="    pid = tl.program_id(0)\n    acc = tl.dot(a, b, acc)\n    tl.store(o_ptr + pid, acc)")
+
+
+def _call(ref: torch.Tensor, cand: torch.Tensor, inputs=None, source: str = PLAIN, **extra) -> FailedCall:
+    return FailedCall(extra.pop("failure_class", "correctness:mismatch"), inputs if inputs is not None else [ref],
+                      ref, ref, cand, source, 1e-4, 1e-4, **extra)
+
+
+def _cause(call: FailedCall) -> str:
+    found = diagnose(call)
+    assert found is not None
+    return found.cause
+
+
+def test_uniform_small_relative_error_with_a_default_tl_dot_is_tf32() -> None:
+    ref = torch.randn(64, 64) * 100
+    found = diagnose(_call(ref, ref * (1 + 1e-3 * torch.randn(64, 64).sign()), [torch.randn(64, 32)], DOT))
+    assert found is not None and (found.cause, found.detail, found.kb_entry) == ("precision", "tf32",
+                                                                                  "fix-precision-tf32")
+    verdict = Verdict("t", "h", "cuda", "gpu", "correctness", False, "correctness:mismatch", "100% mismatched",
+                      diagnosis=found.to_dict())
+    text = feedback_text(verdict)
+    first, second = text.splitlines()[:2]
+    assert "TF32" in first and second.startswith('Fix: pass input_precision="ieee"') and "check the masks" not in text
+
+
+def test_fp16_and_bf16_sources_name_their_cast() -> None:
+    ref = torch.randn(4000)
+    cand = ref * (1 + 1e-3 * torch.randn(4000).sign())
+    assert diagnose(_call(ref, cand, source=PLAIN + "# x.to(tl.float16)\n    y = x.to(tl.float16)\n")).detail == "fp16"
+    assert diagnose(_call(ref, cand, source=PLAIN.replace("tl.load(a_ptr + pid)",
+                                                          "tl.load(a_ptr + pid).to(tl.bfloat16)"))).detail == "bf16"
+
+
+def test_a_wrong_tail_is_a_boundary() -> None:
+    ref = torch.randn(4000)
+    cand = ref.clone()
+    cand[3072:] = 0.0
+    assert _cause(_call(ref, cand)) == "boundary"
+
+
+def test_a_transposed_output_is_layout() -> None:
+    ref = torch.randn(48, 48)
+    assert _cause(_call(ref, ref.t().contiguous())) == "layout"
+
+
+def test_an_output_from_a_transposed_input_is_layout() -> None:
+    a = torch.randn(16, 16)
+
+    def reference(inputs):
+        return inputs[0] @ torch.arange(16.0)[:, None].expand(16, 4)
+
+    call = _call(reference([a]), reference([a.t().contiguous()]), [a], reference_fn=reference)
+    found = diagnose(call)
+    assert found is not None and found.cause == "layout" and "input 0 transposed" in found.evidence
+
+
+def test_wrong_only_where_the_input_is_negative_is_distribution() -> None:
+    x = torch.randn(4000)
+    found = diagnose(_call(torch.relu(x), x, [x]))
+    assert found is not None and (found.cause, found.detail) == ("distribution", "negative")
+
+
+def test_nan_where_the_reference_is_finite_is_nan_inf() -> None:
+    x = torch.randn(1000)
+    source = PLAIN.replace("tl.load(a_ptr + pid)", "tl.load(a_ptr + pid) / n")
+    found = diagnose(_call(x, torch.full_like(x, float("inf")), [x], source))
+    assert found is not None and (found.cause, found.detail) == ("nan-inf", "division")
+
+
+def test_right_first_call_then_wrong_is_state() -> None:
+    ref = torch.randn(1000)
+    assert _cause(_call(ref, ref + 1.0, first_call_right=True)) == "state"
+    assert _cause(_call(ref, ref + 1.0, first_call_right=False)) == "unknown"
+
+
+def test_a_store_to_one_address_from_every_program_is_a_race() -> None:
+    ref = torch.randn(1)
+    racy = KERNEL.format(body="    pid = tl.program_id(0)\n    x = tl.load(a_ptr + pid)\n    tl.store(o_ptr, x)")
+    assert _cause(_call(ref, ref + 1.0, source=racy)) == "race"
+    assert _cause(_call(ref, ref + 1.0, source=PLAIN)) == "unknown"
+
+
+def test_failures_other_than_wrong_values_get_no_diagnosis() -> None:
+    ref = torch.randn(4)
+    assert diagnose(_call(ref, ref + 1.0, failure_class="correctness:input-mutation")) is None
+
+
+def test_a_reference_too_large_for_the_preset_blames_the_size_not_endless_loops() -> None:
+    facts = {"preset": "full", "default_preset": "small", "inputs": "(4096, 4096) float32",
+             "reference_running": True}
+    message, found = explain_timeout("compile", 60.0, facts, trials=5)
+    assert found.cause == "preset" and "(4096, 4096)" in message and "endless" not in found.fix
+    verdict = Verdict("t", "h", "interpreter", "cpu", "compile", False, "timeout", message, diagnosis=found.to_dict())
+    assert "endless" not in feedback_text(verdict)
+    slow = {**facts, "reference_running": True, "reference_seconds": 20.0, "preset": "small"}
+    assert explain_timeout("correctness", 60.0, slow, trials=5)[1].cause == "preset"
+    fast = {**slow, "reference_seconds": 0.01}
+    assert explain_timeout("correctness", 60.0, fast, trials=5)[1].cause == "candidate"
+
+
+def test_a_one_line_module_is_extracted_as_code() -> None:
+    assert extract_code("from kernels import ModelNew") == "from kernels import ModelNew\n"
+
+
+def test_the_harness_diagnoses_planted_cases_of_the_labelled_set() -> None:
+    from pathlib import Path
+
+    import yaml
+
+    from atrl.harness.api import Harness
+
+    root = Path(__file__).parent / "diagnosis_set"
+    cases = {c["case"]: c for c in yaml.safe_load((root / "manifest.yaml").read_text())["cases"]}
+    names = ["cached_input_relu", "mask_off_by_one_add", "positive_only_relu"]
+    with Harness(backend="interpreter", workers=1, use_cache=False, trials=1) as harness:
+        verdicts = harness.evaluate_many([(cases[n]["task"], (root / f"{n}.py").read_text()) for n in names])
+    for name, verdict in zip(names, verdicts, strict=True):
+        assert verdict.diagnosis is not None and verdict.diagnosis["cause"] == cases[name]["expected"]["interpreter"]
+        assert verdict.feedback.splitlines()[1].startswith("Fix: "), verdict.feedback
+
+
+def test_a_timeout_says_what_ran_out_and_who_is_the_cause() -> None:
+    from pathlib import Path
+
+    from atrl.harness.api import Harness
+
+    solution = (Path(__file__).resolve().parents[2] / "atrl" / "tasks" / "builtin" / "level1"
+                / "relu.solution.py").read_text()
+    # right on the first call (the compile stage), endless from the second (a correctness trial)
+    endless = solution.replace("BLOCK: tl.constexpr):\n    pid = tl.program_id(0)\n",
+                               "spin, BLOCK: tl.constexpr):\n    pid = tl.program_id(0)\n"
+                               "    while spin > 0:\n        spin = spin + 0\n", 1)
+    endless = endless.replace("relu_kernel[grid](x, y, n, BLOCK=BLOCK)",
+                              "spin = int(getattr(self, \"_called\", False))\n        self._called = True\n"
+                              "        relu_kernel[grid](x, y, n, spin, BLOCK=BLOCK)", 1)
+    assert endless.count("spin") == 6  # both replacements applied
+    with Harness(backend="interpreter", workers=1, use_cache=False,
+                 stage_timeouts={"compile": 60, "correctness": 3}) as harness:
+        looping = harness.evaluate("builtin/relu", endless)
+    with Harness(backend="interpreter", workers=1, use_cache=False, stage_timeouts={"compile": 10},
+                 preset="full") as harness:
+        too_large = harness.evaluate("builtin/relu", solution)
+    assert (looping.stage, looping.error_class, too_large.error_class) == ("correctness", "timeout", "timeout")
+    assert looping.diagnosis["cause"] == "candidate" and "the reference takes" in looping.message
+    assert "preset 'small' (inputs (4096,) float32)" in looping.message
+    assert too_large.diagnosis["cause"] == "preset" and "(67108864,) float32" in too_large.message
+    assert "endless" not in too_large.feedback and "endless" in looping.feedback
+
+
+def test_running_out_of_memory_names_the_size_judged() -> None:
+    facts = {"preset": "full", "default_preset": "small", "inputs": "(16384, 16384) float32", "input_bytes": 2**30}
+    text = with_size_note("the worker ran out of memory", facts)
+    assert "(16384, 16384) float32 (1024 MiB)" in text and "the size may be the cause" in text
+    own = with_size_note("the worker ran out of memory", {**facts, "preset": "small"})
+    assert "candidate's allocations" in own
+    assert with_size_note("MemoryError", {}) == "MemoryError"
