@@ -103,7 +103,8 @@ class AscendBackend(Backend):
         return str(ascend_env.env_python())
 
     def worker_env(self) -> dict[str, str]:
-        env = {"ATRL_ASCEND_MODE": self.mode, ascend_env.ENV_VARIABLE: str(ascend_env.env_dir())}
+        env = {"ATRL_ASCEND_MODE": self.mode, ascend_env.ENV_VARIABLE: str(ascend_env.env_dir()),
+               "PYTHONPATH": str(ascend_env.project_link())}  # this checkout's harness, never stock Triton
         if self.mode == "npu":
             env["TRITON_INTERPRET"] = "0"
             env.update({k: os.environ[k] for k in CANN_VARIABLES if k in os.environ})

@@ -40,6 +40,28 @@ _CHECK_SNIPPET = ("import json, platform, torch, triton, importlib.metadata as m
                   "'triton-ascend': m.version('triton-ascend'), 'python': platform.python_version()}))")
 
 
+_PROJECT_LINK: Path | None = None
+
+
+def project_link() -> Path:
+    """A folder of this process's own, holding only a link to the `atrl` package it imported: the
+    workers put it first on their path, so they run this checkout's harness whichever checkout
+    last ran `atrl setup ascend` (the environment's own link points at that one)."""
+    global _PROJECT_LINK
+    if _PROJECT_LINK is None or not (_PROJECT_LINK / "atrl").exists():
+        import atexit
+        import shutil
+        import tempfile
+
+        import atrl
+
+        folder = Path(tempfile.mkdtemp(prefix="atrl-ascend-project-"))
+        (folder / "atrl").symlink_to(Path(atrl.__file__).resolve().parent, target_is_directory=True)
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        _PROJECT_LINK = folder
+    return _PROJECT_LINK
+
+
 def env_dir() -> Path:
     """Where the environment lives: `$ATRL_ASCEND_ENV` or `~/.cache/atrl/envs/ascend`."""
     configured = os.environ.get(ENV_VARIABLE)

@@ -33,6 +33,18 @@ def test_missing_environment_names_the_setup_command(monkeypatch, tmp_path):
         resolve_backend("ascend")
 
 
+def test_workers_import_this_checkouts_harness():
+    # the environment's own link points at whichever checkout last ran the setup command
+    import atrl
+    from atrl.backends.ascend import AscendBackend
+
+    env = AscendBackend.__new__(AscendBackend)
+    env.mode = "lowering"
+    first = Path(env.worker_env()["PYTHONPATH"].split(os.pathsep)[0])
+    assert (first / "atrl").resolve() == Path(atrl.__file__).resolve().parent
+    assert sorted(p.name for p in first.iterdir()) == ["atrl"]  # nothing else: never stock Triton
+
+
 def test_mode_is_lowering_without_cann_or_device(tmp_path):
     (tmp_path / "lib/python3.11/site-packages/torch_npu").mkdir(parents=True)
     assert detect_mode(tmp_path, {}) == "lowering"  # torch_npu alone is not enough
