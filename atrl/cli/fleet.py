@@ -11,7 +11,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from atrl.harness.ray_fleet import DEFAULT_FLEET
+from atrl.harness import (
+    DEFAULT_FLEET,  # the fleet modules import the pool and torch: only when a command runs
+)
 
 
 def _options(fleet: str, address: str | None):

@@ -10,6 +10,8 @@ from typing import Any
 
 # Part of every cache key: bump it whenever a change to the harness can change a verdict.
 HARNESS_VERSION = "5"
+# The name of the Ray judge fleet's actors unless a run names another (atrl.harness.ray_fleet).
+DEFAULT_FLEET = "atrl-judges"
 
 __all__ = ["HARNESS_VERSION", "Harness", "evaluate"]
 

@@ -22,11 +22,12 @@ entry that explains it. `diagnose` is a pure function of tensors and the candida
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import torch
 
 from atrl.harness.compare import as_tensor_list
+from atrl.harness.diagnosis_record import Diagnosis
 from atrl.harness.diagnosis_source import SourceFacts, source_facts
 
 CAUSES: dict[str, str] = {
@@ -58,22 +59,6 @@ ELSEWHERE_MIN_SHARE = 0.6
 DISTRIBUTION_MAX_REGION = 0.9
 # Most wrong positions along a dim searched for a block period (a Python-level search).
 MAX_PERIOD_POSITIONS = 100_000
-
-
-@dataclass
-class Diagnosis:
-    """A cause (a CAUSES key), the words shown first, the numbers behind it, the fix, the
-    knowledge-base entry id; `detail` narrows the cause (e.g. "tf32", "grid", "exp-overflow")."""
-
-    cause: str
-    summary: str
-    evidence: str
-    fix: str
-    kb_entry: str
-    detail: str = ""
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 @dataclass

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from atrl.errors import UsageError
+from atrl.harness import DEFAULT_FLEET
 from atrl.harness.ray_judge import CPU_WORKERS_PER_ACTOR, JudgeActor, JudgeSpec, MemberInfo
 
-DEFAULT_FLEET = "atrl-judges"
 NAMESPACE = "atrl"
 PLACE_TIMEOUT_S = 300.0  # placing an actor and importing torch in it on a loaded node
 RESTART_POLL_S = 0.5

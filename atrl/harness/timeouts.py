@@ -11,7 +11,7 @@ endless loops" would send the agent the wrong way.
 
 from __future__ import annotations
 
-from atrl.harness.diagnosis import Diagnosis
+from atrl.harness.diagnosis_record import Diagnosis
 
 # Reference calls a stage makes per trial: the task-dtype reference and its float64 copy.
 REFERENCE_CALLS_PER_TRIAL = 2
