@@ -75,9 +75,9 @@ def test_split_of_another_suite_is_refused(tmp_path):
         _load_tasks(cfg)
 
 
-# builtin/gelu_tanh (train) retrieves held-out builtin/gelu_scale_clamp's solution as its example
-# when examples are not restricted (checked below, so the test can fail).
-TRAIN_TASK, HELDOUT_TASK = "builtin/gelu_tanh", "builtin/gelu_scale_clamp"
+# builtin/cumsum (train) retrieves held-out builtin/cumprod's solution as its example when examples
+# are not restricted (checked below, so the test can fail; the pair changes when the kb does).
+TRAIN_TASK, HELDOUT_TASK = "builtin/cumsum", "builtin/cumprod"
 
 
 def _kb_config(tmp_path, **overrides):
@@ -106,11 +106,11 @@ def test_trainer_injector_shows_only_train_examples(tmp_path, split):
 
     task, heldout = get_task(TRAIN_TASK), get_task(HELDOUT_TASK)
     assert TRAIN_TASK in split.train and HELDOUT_TASK in split.heldout
-    marker = "Example: gelu_scale_clamp"
+    marker = f"Example: {heldout.name}"
     leak_check = [line for line in heldout.solution.splitlines() if "tl." in line][0].strip()
     unrestricted = KnowledgeInjector("interpreter", budget_tokens=knowledge.budget_tokens,
                                      count_tokens=knowledge.count_tokens).for_episode(task)
-    assert HELDOUT_TASK in unrestricted or leak_check in unrestricted
+    assert marker in unrestricted
     text = knowledge.for_episode(task)
     assert text  # some kb text is still injected
     assert HELDOUT_TASK not in text and marker not in text and leak_check not in text
