@@ -129,12 +129,11 @@ def test_a_handful_of_candidates_get_their_expected_verdicts_on_the_interpreter(
 
 @needs_checkout
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="on the interpreter nothing yet decides who computed the output "
-                                       "(issue 15 item 3): PyTorch beside a scratch launch is accepted")
 def test_pytorch_beside_a_scratch_launch_is_rejected_on_the_interpreter():
+    # the provenance of the result decides who computed it, without the GPU profiler
     [cheat] = [c for c in CANDIDATES if c.name == "cheat_torch_beside_scratch_launch"]
     [outcome], _ = kset.judge([cheat], Path(KERNELBENCH), "interpreter", workers=1, trials=2, preset=None)
-    assert not outcome.ok
+    assert not outcome.ok and outcome.as_expected
 
 
 def test_the_runner_names_bad_input_before_judging(tmp_path, monkeypatch, capsys):
