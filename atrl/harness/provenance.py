@@ -414,7 +414,10 @@ def triton_share(path: list[Event], reference: Work) -> float:
 
 def decide(recorder: ProvenanceRecorder, roots: list[torch.Tensor], rule: ProvenanceRule,
            reference: Work) -> tuple[Mismatch | None, float]:
-    """The provenance verdict of one call: a failure (or None) and the Triton share of the work."""
+    """The provenance verdict of one call: a failure (or None) and the Triton share of the work.
+    Zero-element outputs have no data to come from anywhere and are left out."""
+    positions = [i for i, root in enumerate(roots) if root.numel() > 0]
+    roots = [roots[i] for i in positions]
     path = recorder.data_path(roots)
     share = triton_share(path, reference)
     untracked = [e for e in path if e.kind == "untracked"]
@@ -426,7 +429,7 @@ def decide(recorder: ProvenanceRecorder, roots: list[torch.Tensor], rule: Proven
             f"the result depends on data that no PyTorch op or Triton launch in forward produced: {untracked[0].name}. "
             "Compute it in a Triton kernel; do not build results with numpy, Python lists, .tolist() or "
             "torch.from_numpy"), share
-    for position, root in enumerate(roots):
+    for position, root in zip(positions, roots, strict=True):
         if not any(e.kind == "triton" for e in recorder.data_path([root])):
             sources = sorted({e.name for e in recorder.data_path([root])}) or ["nothing recorded"]
             return Mismatch(

@@ -214,6 +214,19 @@ def test_an_output_no_triton_launch_wrote_fails():
     assert "module state" in failure.message
 
 
+def test_an_empty_output_needs_no_launch():
+    # NPUKernelBench has zero-element shape cases: a kernel with nothing to write writes nothing
+    empty = torch.empty(16, 0, 8)
+
+    def forward(x):
+        out = torch.empty_like(x)
+        relu_kernel[(1,)](x, out, 0, BLOCK=256)  # a launch whose one program stores nothing
+        return out
+
+    for rule in (STRICT, PARTIAL):
+        assert judged(forward, [empty], rule, reference_work(torch.relu, empty))[0] is None
+
+
 def test_module_state_written_by_triton_is_a_fine_output_buffer():
     buffer = torch.empty_like(X)
     assert judged(lambda x: triton_relu(x, buffer), [X], STRICT, RELU_WORK, state=[buffer])[0] is None
