@@ -34,6 +34,20 @@ def _results_table(metrics: dict) -> Table:
     return table
 
 
+BASE_MODEL_HINT = (
+    "note: the default model (SmolLM2-135M-Instruct, no fine-tuning) rarely writes a kernel that "
+    "compiles, so 0% is its expected result. See the whole cascade pass with --policy reference "
+    "(the tasks' own solutions), or bring a stronger model: --policy hf:DIR or openai:MODEL@URL."
+)
+
+
+def zero_correct_hint(policy: str, metrics: dict) -> str | None:
+    """A line explaining a run of the untrained default model that solved nothing."""
+    if policy == "smollm2-135m" and not metrics["best_of_turns"].get("correctness"):
+        return BASE_MODEL_HINT
+    return None
+
+
 def _option(name: str) -> Any:
     """The typer option of EvalConfig field `name`: its flag and help, the field's default shown.
     The option's own default is None ("not given"), so a --config file's value is kept."""
@@ -114,6 +128,9 @@ def _run_with_progress(config: EvalConfig, out: Path) -> None:
         result = run_eval(config, out, on_episode=on_episode, on_turns=on_turns)
     metrics = json.loads((result.run_dir / "metrics.json").read_text())
     console.print(_results_table(metrics))
+    hint = zero_correct_hint(config.policy, metrics)
+    if hint:
+        console.print(hint, markup=False)
     if result.episodes_skipped or result.turns_replayed:
         console.print(f"resumed: {result.episodes_skipped} finished episodes kept, {result.turns_replayed} "
                       f"judged turns replayed, {result.episodes_run} episodes finished now")

@@ -161,3 +161,14 @@ def test_report_shows_the_cascade_as_a_table_and_a_picture(tmp_path):
     _, report = _metrics_and_report(tmp_path / "run", [_ep("builtin/relu", 0, [0.0, 0.1, 1.0])])
     assert "| reached compile (passed static) | 2 | 66.7% |" in report
     assert "![cascade.png](cascade.png)" in report and (tmp_path / "run" / "cascade.png").exists()
+
+
+def test_a_run_of_the_untrained_default_model_that_solved_nothing_says_why(tmp_path):
+    from atrl.cli.eval import zero_correct_hint
+
+    nothing, _ = _metrics_and_report(tmp_path / "a", [_ep("builtin/relu", 0, [0.0, 0.0])])
+    solved, _ = _metrics_and_report(tmp_path / "b", [_ep("builtin/relu", 0, [0.1, 1.0])])
+    hint = zero_correct_hint("smollm2-135m", nothing)
+    assert hint is not None and "--policy reference" in hint and "hf:DIR" in hint
+    assert zero_correct_hint("smollm2-135m", solved) is None
+    assert zero_correct_hint("hf:runs/sft/model", nothing) is None  # a trained model's 0% is news
