@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from atrl.eval.metrics import Attempt
+from atrl.harness.verdict import STAGES
 
 
 @dataclass
@@ -47,8 +48,12 @@ class EpisodeSummary:
         return (self.task_id, self.sample)
 
     def best_turn(self) -> TurnOutcome | None:
-        """The highest-scoring turn (earliest on ties)."""
-        return max(self.turns, key=lambda t: (t.score, -t.turn)) if self.turns else None
+        """The highest-scoring turn; on equal scores the one that got furthest through the cascade
+        (a compiled wrong kernel over one that did not compile), then the earliest."""
+        def rank(t: TurnOutcome) -> tuple[float, int, int]:
+            return (t.score, STAGES.index(t.stage) if t.stage in STAGES else 0, -t.turn)
+
+        return max(self.turns, key=rank) if self.turns else None
 
     def last_turn(self) -> TurnOutcome | None:
         return self.turns[-1] if self.turns else None

@@ -172,3 +172,21 @@ def test_a_run_of_the_untrained_default_model_that_solved_nothing_says_why(tmp_p
     assert hint is not None and "--policy reference" in hint and "hf:DIR" in hint
     assert zero_correct_hint("smollm2-135m", solved) is None
     assert zero_correct_hint("hf:runs/sft/model", nothing) is None  # a trained model's 0% is news
+
+
+def test_best_of_turns_prefers_the_turn_that_got_further_when_scores_tie():
+    # both turns score 0: the second compiled (wrong values), the first did not; best of turns
+    # must not report a lower compile rate than the last turn
+    from atrl.eval.episodes import EpisodeSummary, TurnOutcome, to_attempts
+
+    ep = EpisodeSummary(task_id="builtin/relu", level=1, sample=0, turns=[
+        TurnOutcome(turn=0, score=0.0, compiled=False, correct=False, stage="static", error_class="static:syntax"),
+        TurnOutcome(turn=1, score=0.0, compiled=True, correct=False, stage="correctness",
+                    error_class="correctness:mismatch")])
+    assert ep.best_turn().turn == 1
+    [best], [last] = to_attempts([ep], "best"), to_attempts([ep], "last")
+    assert best.compiled and last.compiled
+    tie = EpisodeSummary(task_id="builtin/relu", level=1, sample=1, turns=[
+        TurnOutcome(turn=0, score=0.0, compiled=True, correct=False, stage="correctness"),
+        TurnOutcome(turn=1, score=0.0, compiled=True, correct=False, stage="correctness")])
+    assert tie.best_turn().turn == 0  # the same stage: the earliest
