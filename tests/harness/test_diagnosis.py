@@ -170,3 +170,28 @@ def test_running_out_of_memory_names_the_size_judged() -> None:
     own = with_size_note("the worker ran out of memory", {**facts, "preset": "small"})
     assert "candidate's allocations" in own
     assert with_size_note("MemoryError", {}) == "MemoryError"
+
+
+def test_the_committed_set_is_what_the_planting_script_derives_from_the_builtin_solutions(tmp_path) -> None:
+    # the cases are copies of builtin solutions with one planted fault: a solution edited without
+    # re-running benchmarks/plant_diagnosis_set.py would leave the set judging stale kernels
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "plant_diagnosis_set.py"
+    spec = importlib.util.spec_from_file_location("plant_diagnosis_set", script)
+    plant = importlib.util.module_from_spec(spec)
+    sys.modules["plant_diagnosis_set"] = plant
+    spec.loader.exec_module(plant)
+    committed = Path(__file__).parent / "diagnosis_set"
+    monkey_argv = sys.argv
+    try:
+        sys.argv = ["plant", "--out", str(tmp_path)]
+        plant.main()
+    finally:
+        sys.argv = monkey_argv
+    fresh = sorted(p.name for p in tmp_path.iterdir())
+    assert fresh == sorted(p.name for p in committed.iterdir() if p.suffix in (".py", ".yaml"))
+    stale = [name for name in fresh if (tmp_path / name).read_text() != (committed / name).read_text()]
+    assert not stale, f"re-run benchmarks/plant_diagnosis_set.py: {stale[:5]}"
