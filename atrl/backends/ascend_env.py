@@ -53,10 +53,8 @@ def project_link() -> Path:
         import shutil
         import tempfile
 
-        import atrl
-
         folder = Path(tempfile.mkdtemp(prefix="atrl-ascend-project-"))
-        (folder / "atrl").symlink_to(Path(atrl.__file__).resolve().parent, target_is_directory=True)
+        _link_package(folder)
         atexit.register(shutil.rmtree, folder, ignore_errors=True)
         _PROJECT_LINK = folder
     return _PROJECT_LINK
@@ -115,19 +113,24 @@ def _site_packages(python: Path) -> Path:
     return Path(out.stdout.strip())
 
 
-def link_project(root: Path) -> Path:
-    """Make this project's `atrl` package importable in the environment (re-pointed on every call,
-    so a moved checkout is followed). Returns the `.pth` file written."""
+def _link_package(holder: Path) -> None:
+    """`holder/atrl`: a link to the `atrl` package this process imported (re-pointed if it differs)."""
     import atrl
 
     package = Path(atrl.__file__).resolve().parent
-    holder = root / LINK_DIR
     holder.mkdir(parents=True, exist_ok=True)
     link = holder / "atrl"
     if not (link.is_symlink() and link.resolve() == package):
         if link.is_symlink() or link.exists():
             link.unlink()
         link.symlink_to(package, target_is_directory=True)
+
+
+def link_project(root: Path) -> Path:
+    """Make this project's `atrl` package importable in the environment (re-pointed on every call,
+    so a moved checkout is followed). Returns the `.pth` file written."""
+    holder = root / LINK_DIR
+    _link_package(holder)
     pth = _site_packages(env_python(root)) / PTH_FILE
     pth.write_text(f"{holder}\n")
     return pth
