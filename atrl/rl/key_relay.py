@@ -78,12 +78,15 @@ class KeyRelay:
         return None
 
     def score(self, task_id: str, response: str) -> float:
-        base = self.relayed_base(task_id, response)
+        return self._score(task_id, response, self.relayed_base(task_id, response))
+
+    def _score(self, task_id: str, response: str, base: float | None) -> float:
         return self.spread * self.noise(task_id, response) if base is None else base + self.bonus
 
     def submit(self, task: Task, response: str) -> Future[Verdict]:
-        relayed = self.relayed_base(task.id, response) is not None
-        score = self.score(task.id, response)
+        base = self.relayed_base(task.id, response)
+        relayed = base is not None
+        score = self._score(task.id, response, base)
         verdict = Verdict(
             task_id=task.id,
             candidate_hash=candidate_hash(response),
