@@ -49,6 +49,14 @@ class TrainConfig(BaseModel):
     harness_workers: int | None = Field(
         None, description="harness worker processes (null: the harness default); on Ray: per judge actor"
     )
+    harness_timed_calls: int = Field(
+        100, ge=1, description="timed calls per side when the reward times a candidate (fewer: a cheaper, noisier speedup)"
+    )
+    harness_stage_timeouts: dict[Literal["compile", "correctness", "profile"], float] = Field(
+        default_factory=dict,
+        description="wall-clock limit in seconds per judging stage (empty: the harness defaults); a step waits "
+        "for its slowest candidate, so shorter limits bound the step time",
+    )
     harness: str = Field(
         "local",
         description="where rewards are judged: local (worker processes of each rank), ray (a judge fleet on the "

@@ -218,7 +218,8 @@ def _make_reward_source(config: TrainConfig) -> RewardSource:
     gpus = (int(local_rank),) if local_rank is not None else None
     return make_harness(config.harness, fleet=config.harness_fleet, fleet_actors=config.harness_actors,
                         fleet_resource=config.harness_resource, gpus=gpus, backend=config.backend,
-                        workers=config.harness_workers)
+                        workers=config.harness_workers, timed_calls=config.harness_timed_calls,
+                        stage_timeouts=dict(config.harness_stage_timeouts) or None)
 
 
 class Trainer:

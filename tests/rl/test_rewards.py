@@ -52,3 +52,27 @@ def test_unit_returns_per_credit_mode():
     assert unit_returns(scores, seg, 2, "segment", 0.5) == (1.0, pytest.approx([1.0, 0.0]))
     assert unit_returns(scores, seg, 2, "turn", 0.5) == (1.0, pytest.approx([0.1 + 0.45, 0.9, 0.0]))
     assert unit_returns(scores, seg, 2, "trajectory", 0.5) == (1.0, pytest.approx([1.0]))
+
+
+def test_the_harness_reward_is_judged_with_the_configured_timing_and_stage_limits():
+    from atrl.rl.config import make_config
+    from atrl.rl.trainer import _make_reward_source
+
+    config = make_config({"backend": "interpreter", "harness_workers": 1, "harness_timed_calls": 7,
+                          "harness_stage_timeouts": {"compile": 11, "correctness": 12}})
+    harness = _make_reward_source(config)
+    try:
+        assert harness.options.timed_calls == 7
+        assert (harness.stage_timeouts.compile, harness.stage_timeouts.correctness) == (11.0, 12.0)
+    finally:
+        harness.close()
+
+
+def test_a_stage_limit_for_an_unknown_stage_is_refused():
+    import pytest
+
+    from atrl.errors import UsageError
+    from atrl.rl.config import make_config
+
+    with pytest.raises(UsageError, match="harness_stage_timeouts"):
+        make_config({"harness_stage_timeouts": {"compiel": 5}})
