@@ -35,6 +35,7 @@ import tempfile
 import time
 import types
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -317,6 +318,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--wrong-variants", type=int, default=10, help="builtin-style wrong variants to add")
     parser.add_argument("--only", help="comma-separated candidate names (before variants are added)")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per candidate on KernelBench's side")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="KernelBench evaluations run at once, each in its own process (ours stay one at a time); "
+                        "above 1 both sides' wall times include the contention")
     parser.add_argument("--resume", action="store_true",
                         help="keep the candidates already in OUT/parity.json and judge only the rest")
     args = parser.parse_args(argv)
@@ -342,23 +346,22 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[Row] = rows_from_records(json.loads(saved.read_text())["rows"]) if args.resume and saved.is_file() else []
     done = {r.name for r in rows}
     command = "python benchmarks/kernelbench_parity.py " + " ".join(argv)
+    todo = [(c, source) for c, source in pairs if c.name not in done]
     with Harness(backend=OUR_BACKEND, trials=args.trials, timed_calls=args.perf_trials, use_cache=False,
-                 compute_policy="partial") as harness:
-        for i, (candidate, source) in enumerate(pairs, start=1):
-            if candidate.name in done:
-                continue
-            task = load_task(candidate, kernelbench)
-            ours = run_ours(harness, task, source)
-            theirs = run_theirs(source, reference_source(candidate, kernelbench), kernelbench, args.trials,
-                                args.perf_trials, args.timeout)
+                 compute_policy="partial") as harness, ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        theirs_pending = [pool.submit(run_theirs, source, reference_source(c, kernelbench), kernelbench, args.trials,
+                                      args.perf_trials, args.timeout) for c, source in todo]
+        for i, ((candidate, source), pending) in enumerate(zip(todo, theirs_pending, strict=True), start=1):
+            ours = run_ours(harness, load_task(candidate, kernelbench), source)
+            theirs = pending.result()
             rows.append(Row(name=candidate.name, task=candidate.task, kind=candidate.kind,
                             should_pass=candidate.should_pass, expect=candidate.expect,
                             principle=candidate.principle, ours=ours, theirs=theirs))
-            print(f"[{i}/{len(pairs)}] {candidate.name}: ours {ours.label} ({ours.seconds:.1f} s), "
+            print(f"[{len(done) + i}/{len(pairs)}] {candidate.name}: ours {ours.label} ({ours.seconds:.1f} s), "
                   f"theirs {theirs.label} ({theirs.seconds:.1f} s) -> {classify(rows[-1])}", flush=True)
             # written after every candidate so an interrupted run keeps what it measured (--resume)
-            saved.write_text(json.dumps({"device": device, "summary": summary(rows), "rows": records(rows)},
-                                        indent=1))
+            saved.write_text(json.dumps({"device": device, "jobs": args.jobs, "summary": summary(rows),
+                                         "rows": records(rows)}, indent=1))
             (args.out / "parity.md").write_text(markdown(rows, command, device))
     text = markdown(rows, command, device)
     (args.out / "parity.md").write_text(text)
