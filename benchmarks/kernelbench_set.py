@@ -20,10 +20,11 @@ import argparse
 import dataclasses
 import json
 import os
+import statistics
 import sys
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -42,6 +43,9 @@ from atrl.errors import UsageError  # noqa: E402
 
 # Default sizes on a GPU need room: a 6 GiB input is judged with its float64 and trial copies.
 STAGE_TIMEOUTS = {"compile": 300, "correctness": 600, "profile": 600}
+# Timed and warm-up calls per side when a correct candidate is timed (the harness defaults).
+TIMED_CALLS = 100
+WARMUP_CALLS = 10
 
 
 @dataclass
@@ -58,6 +62,9 @@ class Outcome:
     stage: str
     seconds: float
     message: str = ""
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+    candidate_ms: float | None = None  # the timed call's median, each side (None: not timed)
+    reference_ms: float | None = None
 
     @property
     def as_expected(self) -> bool:
@@ -82,12 +89,15 @@ def judge(candidates: list[Candidate], kernelbench: Path, backend: str, workers:
 
     pairs = with_wrong_variants(candidates, kernelbench, wrong_variants)
     with Harness(backend=backend, workers=workers, trials=trials, use_cache=False, preset=preset,
-                 stage_timeouts=STAGE_TIMEOUTS, compute_policy=policy) as harness:
+                 stage_timeouts=STAGE_TIMEOUTS, compute_policy=policy, timed_calls=TIMED_CALLS,
+                 warmup_calls=WARMUP_CALLS) as harness:
         verdicts = harness.evaluate_many([(load_task(c, kernelbench), source) for c, source in pairs])
         used = harness.preset
     outcomes = [Outcome(name=c.name, task=c.task, kind=c.kind, style=c.style, expect=c.expect, ok=v.ok,
                     error_class=v.error_class, stage=v.stage, seconds=round(sum(v.stage_seconds.values()), 2),
-                    message=(v.message or "")[:400])
+                    message=(v.message or "")[:400], stage_seconds=dict(v.stage_seconds),
+                    candidate_ms=v.timing.candidate_ms if v.timing else None,
+                    reference_ms=v.timing.reference_ms if v.timing else None)
                 for (c, _), v in zip(pairs, verdicts, strict=True)]
     return outcomes, used
 
@@ -129,16 +139,45 @@ def outcome_table(outcomes: list[Outcome]) -> str:
     return "\n".join(rows)
 
 
+def throughput_lines(outcomes: list[Outcome], wall: float, workers: int,
+                     calls_per_side: int = TIMED_CALLS + WARMUP_CALLS) -> list[str]:
+    """Evaluations per minute over the run, the time split by stage (summed over candidates, as a
+    share, and the median per candidate that reached the stage), and wall time against the GPU
+    time the timing itself needs: `calls_per_side` calls of the candidate and of the reference per
+    timed candidate, at their measured medians."""
+    if not outcomes or wall <= 0:
+        return []
+    stages: dict[str, list[float]] = {}
+    for o in outcomes:
+        for stage, seconds in o.stage_seconds.items():
+            stages.setdefault(stage, []).append(seconds)
+    total = sum(sum(v) for v in stages.values()) or 1.0
+    split = ", ".join(f"{stage} {sum(v):.0f} s ({sum(v) / total:.0%}; median {statistics.median(v):.2f} s)"
+                      for stage, v in sorted(stages.items(), key=lambda kv: -sum(kv[1])))
+    timed = [o for o in outcomes if o.candidate_ms is not None and o.reference_ms is not None]
+    timing_gpu = sum(calls_per_side * (o.candidate_ms + o.reference_ms) for o in timed) / 1000
+    lines = ["### Throughput", "",
+             f"- {len(outcomes)} evaluations in {wall:.0f} s with {workers} workers: "
+             f"{len(outcomes) / wall * 60:.1f} evaluations per minute",
+             f"- worker time by stage: {split}"]
+    if timed:
+        lines.append(f"- timing: {len(timed)} candidates timed, {calls_per_side} calls per side at their medians "
+                     f"need {timing_gpu:.1f} s of GPU time; wall time / timing GPU time = {wall / timing_gpu:.1f}"
+                     if timing_gpu > 0 else f"- timing: {len(timed)} candidates timed")
+    return [*lines, ""]
+
+
 def report(outcomes: list[Outcome], backend: str, preset: str | None, wall: float, command: str,
-           policy: str = "partial") -> str:
+           policy: str = "partial", workers: int = 1) -> str:
     size = f"preset {preset}" if preset else "default sizes (as written)"
     return "\n".join([
         f"## KernelBench candidate set: {len(outcomes)} candidates, {backend} backend, {size}, {policy} policy",
         "", f"Command: `{command}`", f"Wall time: {wall:.0f} s", "", *summary_lines(outcomes), "",
-        outcome_table(outcomes), ""])
+        *throughput_lines(outcomes, wall, workers), outcome_table(outcomes), ""])
 
 
-def _select(candidates: list[Candidate], only: str | None, kinds: str | None) -> list[Candidate]:
+def _select(candidates: list[Candidate], only: str | None, kinds: str | None,
+            level: int | None = None) -> list[Candidate]:
     if only:
         names = [n.strip() for n in only.split(",") if n.strip()]
         unknown = sorted(set(names) - {c.name for c in candidates})
@@ -146,6 +185,8 @@ def _select(candidates: list[Candidate], only: str | None, kinds: str | None) ->
             raise UsageError(f"--only names unknown candidates: {', '.join(unknown)}",
                              "use file stems listed in manifest.yaml")
         candidates = [c for c in candidates if c.name in names]
+    if level is not None:
+        candidates = [c for c in candidates if c.task.startswith(f"level{level}/")]
     if kinds:
         wanted = {k.strip() for k in kinds.split(",")}
         bad = sorted(wanted - set(KINDS))
@@ -170,6 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trials", type=int, default=2)
     parser.add_argument("--only", help="comma-separated candidate names")
     parser.add_argument("--kind", help="comma-separated kinds to judge (correct, cheat, wrong)")
+    parser.add_argument("--level", type=int, help="only candidates for tasks of this KernelBench level")
     parser.add_argument("--wrong-variants", type=int, default=0,
                         help="also judge builtin-style wrong variants (tl.store writes value + 1) of the first N correct ones")
     parser.add_argument("--markdown", type=Path, help="also write the report here")
@@ -179,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.kernelbench:
             raise UsageError("no KernelBench checkout given", f"pass --kernelbench PATH or set ${KERNELBENCH_ENV}")
         kernelbench = Path(args.kernelbench)
-        candidates = _select(load_candidates(args.set), args.only, args.kind)
+        candidates = _select(load_candidates(args.set), args.only, args.kind, args.level)
         for candidate in candidates:  # the checkout and every task file are checked before anything runs
             load_task(candidate, kernelbench)
     except UsageError as exc:
@@ -190,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     outcomes, preset = judge(candidates, kernelbench, args.backend, args.workers, args.trials, args.preset, policy,
                              args.wrong_variants)
     command = "python benchmarks/kernelbench_set.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    text = report(outcomes, args.backend, preset, time.monotonic() - start, command, args.policy)
+    text = report(outcomes, args.backend, preset, time.monotonic() - start, command, args.policy, args.workers)
     print(text)
     if args.markdown:
         args.markdown.write_text(text)

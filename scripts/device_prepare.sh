@@ -5,6 +5,11 @@
 # One device call carries at most 64 MiB, so the model travels in two back-to-back calls:
 #   call 1: carry [".m/part00"]           command: bash scripts/device_setup.sh part00
 #   call 2: carry [".m/part01", ".m/sha256", ".whl"]   command: source scripts/device_setup.sh && <work>
+# `scripts/device_prepare.sh ray` also stages Ray (benchmarks/ray_harness.py): its 79 MB wheel in
+# three parts sized to ride beside the model's parts, and its dependencies:
+#   .rayp/part00 (9 MB) with call 1, .rayp/part01 (15 MB) with call 2,
+#   .rayp/part02, .rayp/sha256 and .rayw/ (dependencies) with call 3; device_setup.sh parks each part and
+#   installs Ray under /tmp/raysite once all three are there (PYTHONPATH gains it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 grep -qx '/.whl/' .git/info/exclude || echo '/.whl/' >> .git/info/exclude
@@ -19,4 +24,19 @@ gguf=$(python3 -c "import importlib.metadata as m; d = m.distribution('llm-smoll
 rm -f .m/part*
 split -b 50000000 -d "$gguf" .m/part
 sha256sum "$gguf" | cut -c1-64 > .m/sha256
+if [ "${1:-}" = "ray" ]; then
+    for d in .rayw .rayp; do grep -qx "/$d/" .git/info/exclude || echo "/$d/" >> .git/info/exclude; done
+    rm -rf .rayw .rayp && mkdir -p .rayw .rayp
+    python3 -m pip download -q --only-binary=:all: --python-version 3.12 --implementation cp \
+        --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+        -d .rayw ray==2.60.0
+    wheel=$(ls .rayw/ray-*.whl)
+    sha256sum "$wheel" | cut -c1-64 > .rayp/sha256
+    basename "$wheel" > .rayp/name
+    dd if="$wheel" of=.rayp/part00 bs=1000000 count=9 status=none
+    dd if="$wheel" of=.rayp/part01 bs=1000000 skip=9 count=15 status=none
+    dd if="$wheel" of=.rayp/part02 bs=1000000 skip=24 status=none
+    rm "$wheel"
+    ls -la .rayw .rayp
+fi
 ls -la .whl .m

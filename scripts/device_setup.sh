@@ -6,6 +6,22 @@
 #                                           later calls (no parts carried) export them for the joined model
 park="$HOME/atrl-model"
 mkdir -p "$park"
+# Ray's wheel parts (scripts/device_prepare.sh ray), parked as they come; installed once all are there
+if [ -d .rayp ]; then
+    mkdir -p "$park/ray"
+    cp .rayp/* "$park/ray/"
+    if [ -f "$park/ray/part00" ] && [ -f "$park/ray/part01" ] && [ -f "$park/ray/part02" ] && [ -d .rayw ] \
+            && [ ! -d /tmp/raysite/ray ]; then
+        wheel=".rayw/$(cat "$park/ray/name")"
+        cat "$park/ray/part00" "$park/ray/part01" "$park/ray/part02" > "$wheel"
+        if [ "$(sha256sum "$wheel" | cut -c1-64)" != "$(cat "$park/ray/sha256")" ]; then
+            echo "ray wheel checksum mismatch" >&2
+        else
+            python3 -m pip install -q --no-index --no-cache-dir --find-links .rayw --target /tmp/raysite "ray==2.60.0" \
+                && echo "ray installed under /tmp/raysite"
+        fi
+    fi
+fi
 if [ "${1:-}" = "part00" ]; then
     cp .m/part00 "$park/part00" && echo "parked part00 ($(stat -c %s "$park/part00") bytes)"
     exit 0
