@@ -9,7 +9,8 @@
 #   scripts/gpu_training.sh all        sft, then precision and rl side by side, then scale
 #   scripts/gpu_training.sh collect    metrics, configs and logs of every run -> $ROOT/results.tgz
 # Every phase resumes (a finished run is skipped, an unfinished one continues from its checkpoint).
-# Settings: ROOT (runs/gpu-training), STEPS (30), SFT_EPOCHS (10), PY (python3).
+# Settings: ROOT (runs/gpu-training), STEPS (30), SFT_EPOCHS (10), PY (python3), EXTRA_RL (more KEY=VALUE
+# settings for the rl phase, e.g. "task_ids=[builtin/relu] harness_timed_calls=20").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=${ROOT:-runs/gpu-training}
@@ -52,7 +53,7 @@ precision() {
 
 rl() {
     echo "[rl] $STEPS steps -> $ROOT/rl"
-    train "$ROOT/rl" "steps=$STEPS"
+    train "$ROOT/rl" "steps=$STEPS" ${EXTRA_RL:-}
 }
 
 scale() {
