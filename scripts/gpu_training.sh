@@ -10,7 +10,7 @@
 #   scripts/gpu_training.sh collect    metrics, configs and logs of every run -> $ROOT/results.tgz
 # Every phase resumes (a finished run is skipped, an unfinished one continues from its checkpoint).
 # Settings: ROOT (runs/gpu-training), STEPS (30), SFT_EPOCHS (10), PY (python3), EXTRA_RL (more KEY=VALUE
-# settings for the rl phase, e.g. "task_ids=[builtin/relu] harness_timed_calls=20").
+# settings for the rl and scale phases, e.g. "task_ids=[builtin/relu] harness_timed_calls=20").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=${ROOT:-runs/gpu-training}
@@ -58,7 +58,7 @@ rl() {
 
 scale() {
     echo "[scale] 128 episodes per step -> $ROOT/scale128"
-    train "$ROOT/scale128" steps=2 tasks_per_step=16 save_every=100
+    train "$ROOT/scale128" ${EXTRA_RL:-} steps=2 tasks_per_step=16 save_every=100
 }
 
 collect() {
