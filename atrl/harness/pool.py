@@ -355,11 +355,15 @@ class WorkerPool:
         job.budget = self._budget(slot, job)
         verdict = self._admitted_run(slot, job)
         if verdict.error_class == "out-of-memory" and self.gpus and not job.exclusive:
-            # Other jobs shared the GPU: their memory may be what ran out (an estimate below a
-            # neighbour's real use). Judge it once more with the device to itself, same allowance.
+            # Other jobs shared the GPU, or the estimate fell short of the judge's own peak (on an
+            # H200 PyTorch's reserved memory reached 1.5-1.65x the estimate). Judge it once more with
+            # the whole device: alone, nobody else's memory is at stake, so only a candidate that
+            # needs more than the device holds is out of memory.
             job.exclusive = True
+            admission = self._admission(slot)
             if job.budget is not None:
-                job.budget = replace(job.budget, alone=True)
+                whole = max(job.budget.allowance, admission.capacity if admission is not None else 0)
+                job.budget = replace(job.budget, alone=True, allowance=whole)
             verdict = self._admitted_run(slot, job)
         if verdict.error_class == "out-of-memory" and job.budget is not None:
             verdict.message = overrun_message(job.budget, job.memory, verdict.message)[-2000:]

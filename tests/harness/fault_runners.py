@@ -3,7 +3,7 @@
 The candidate "code" is a command: `ok`, `segfault`, `abort`, `hang`, `hang-correctness`,
 `memory`, `exit`, `raise`, `print-huge`, `env` (returns the environment in the message),
 `cuda-error`, `oom` (an out-of-memory verdict), `rlimit` (the soft RLIMIT_AS), `sleep S`, `cwd` (returns the working directory), `oom-unless-alone` (out-of-memory unless the
-job holds the device exclusively). Only the pool tests use it: the production
+job holds the device exclusively), `oom-unless-allowance N` (out-of-memory under an allowance below N GiB). Only the pool tests use it: the production
 pool always runs the real judge.
 """
 
@@ -53,6 +53,12 @@ def run(task, code, options, report_stage, timing_lock) -> Verdict:
         # out of memory unless the pool gave this job the device to itself (its lock is then a no-op)
         if type(timing_lock).__name__ != "NoTimingLock":
             error_class, message = "out-of-memory", "CUDA out of memory"
+    elif command.startswith("oom-unless-allowance "):  # out of memory under an allowance below N GiB
+        from atrl.harness.memory_limits import current_budget
+
+        budget = current_budget()
+        if budget is None or budget.allowance < float(command.split()[1]) * (1 << 30):
+            error_class, message = "out-of-memory", "CUDA out of memory. Tried to allocate 2.00 GiB."
     elif command == "rlimit":  # the soft address-space limit this job runs under
         import resource
 

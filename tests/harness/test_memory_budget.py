@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from atrl.harness.admission import MemoryBudget
+from atrl.harness.admission import ALLOWANCE_FLOOR, ALLOWANCE_SLACK, MemoryBudget
 from atrl.harness.judge import JudgeOptions
 from atrl.harness.memory_limits import address_space_limit, failed_request_bytes, overrun_message
 from atrl.harness.pool import WorkerPool
@@ -62,7 +62,7 @@ def test_a_large_task_gets_an_address_space_limit_from_its_footprint_and_a_small
         big = pool.submit(KB_RELU, "rlimit", None).result(timeout=120)
         normal = pool.submit(small, "rlimit", SMALL).result(timeout=120)
     assert big.memory["estimate_bytes"] == int(64.5 * GIB) and not big.memory["alone"]
-    assert big.memory["allowance_bytes"] == int(64.5 * GIB * 1.25) + GIB
+    assert big.memory["allowance_bytes"] == int(64.5 * GIB * ALLOWANCE_SLACK) + ALLOWANCE_FLOOR
     assert int(big.message) >= big.memory["allowance_bytes"] > 8 * GIB  # the soft RLIMIT_AS it ran under
     assert int(normal.message) == 8 * GIB and normal.memory["estimate_bytes"] < GIB
 
@@ -70,14 +70,14 @@ def test_a_large_task_gets_an_address_space_limit_from_its_footprint_and_a_small
 def test_the_pool_runs_small_jobs_together_and_a_job_too_large_to_share_alone():
     small = get_task("builtin/relu")
     options = SMALL
-    with _pool(2, 90 * GIB) as pool:  # the 64.5 GiB task's allowance (81.6 GiB) leaves no room beside it
+    with _pool(2, 140 * GIB) as pool:  # the 64.5 GiB task's allowance (130 GiB) leaves no room beside it
         futures = [pool.submit(small, "sleep 1", options), pool.submit(small, "sleep 1", options),
                    pool.submit(KB_RELU, "sleep 0.2", None), pool.submit(small, "ok", options)]
         verdicts = [f.result(timeout=180) for f in futures]
         stats = pool.admission_stats()["host"]
     assert all(v.ok for v in verdicts)
     assert [v.memory["alone"] for v in verdicts] == [False, False, False, False]
-    assert stats == {"capacity_bytes": 90 * GIB, "peak_admitted": 2}
+    assert stats == {"capacity_bytes": 140 * GIB, "peak_admitted": 2}
     with _pool(1, 60 * GIB) as pool:  # now even alone it does not fit whole: float64 in slices
         alone = pool.submit(KB_RELU, "ok", None).result(timeout=120)
     assert alone.memory["alone"] and alone.memory["float64_sliced"] and alone.memory["allowance_bytes"] == 60 * GIB
@@ -174,3 +174,16 @@ def test_closing_the_pool_fails_a_job_that_waits_for_memory_at_once():
     with pytest.raises(PoolClosedError):
         first.result(timeout=20)
     assert time.monotonic() - start < 20
+
+
+def test_an_out_of_memory_under_a_short_allowance_is_judged_again_with_the_whole_device():
+    # A GPU pool on a CPU machine (the device index only selects CUDA_VISIBLE_DEVICES): the first run
+    # gets the estimate's allowance (64.5 GiB x slack + floor < 150 GiB) and runs out; the retry
+    # must get the whole 200 GiB, not the same allowance again.
+    with WorkerPool("cuda", "cuda", workers=1, gpus=("0",), runner="fault_runners:run", sys_path=(HERE,),
+                    memory_capacity=200 * GIB) as pool:
+        verdict = pool.submit(KB_RELU, "oom-unless-allowance 150", None).result(timeout=120)
+        hog = pool.submit(KB_RELU, "oom-unless-allowance 500", None).result(timeout=120)
+    assert verdict.ok, verdict.message
+    assert verdict.memory["alone"] and verdict.memory["allowance_bytes"] == 200 * GIB
+    assert hog.error_class == "out-of-memory" and "allowance 200.00 GiB (the whole device, run alone)" in hog.message
