@@ -159,6 +159,8 @@ def _race(call: FailedCall, pair: _Pair, facts: SourceFacts) -> Diagnosis | None
 def _state(call: FailedCall, pair: _Pair, facts: SourceFacts) -> Diagnosis | None:
     if call.first_call_right is not True or call.wide_scale is not None:
         return None
+    if _mostly_non_finite(pair):  # new inputs reached an overflow: the NaN/Inf check says where
+        return None
     return Diagnosis(
         "state", "state kept across calls: the first call was right, a later call on new inputs is wrong",
         f"first call matched the reference; this call has {_wrong(pair)} wrong "
@@ -166,6 +168,12 @@ def _state(call: FailedCall, pair: _Pair, facts: SourceFacts) -> Diagnosis | Non
         "compute everything from the current inputs on every call: no results, buffers or flags kept "
         "on self or in globals between calls (zero accumulators inside forward)",
         "fix-state-across-calls")
+
+
+def _mostly_non_finite(pair: _Pair) -> bool:
+    """Whether at least half the wrong elements are NaN/Inf where the reference is finite."""
+    bad = ~torch.isfinite(pair.cand) & torch.isfinite(pair.ref)
+    return bool(bad.any()) and int(bad.sum()) >= 0.5 * int(pair.wrong.sum())
 
 
 def _max_abs(pair: _Pair) -> float:
@@ -336,7 +344,7 @@ def _nan_inf(call: FailedCall, pair: _Pair, facts: SourceFacts) -> Diagnosis | N
     bad = ~torch.isfinite(pair.cand) & torch.isfinite(pair.ref)
     if not bool(bad.any()):
         return None
-    if int(bad.sum()) < 0.5 * int(pair.wrong.sum()):
+    if not _mostly_non_finite(pair):
         return None  # a few NaN among many wrong values: a symptom of another fault
     share = int(bad.sum()) / bad.numel()
     x = _same_shaped_input(call, pair.ref.shape)

@@ -89,6 +89,19 @@ def test_right_first_call_then_wrong_is_state() -> None:
     assert _cause(_call(ref, ref + 1.0, first_call_right=False)) == "unknown"
 
 
+def test_an_overflow_on_a_later_calls_large_inputs_is_nan_inf_not_state() -> None:
+    # seen on an H200: the first trial's inputs stayed in range, a later one's largest values
+    # overflowed exp into inf/inf
+    x = torch.randn(1000, generator=torch.Generator().manual_seed(0))
+    large = torch.randperm(1000, generator=torch.Generator().manual_seed(1))[:10]
+    x[large] = 40.0
+    cand = torch.tanh(x)
+    cand[large] = float("nan")
+    source = PLAIN.replace("tl.load(a_ptr + pid)", "tl.exp(tl.load(a_ptr + pid))")
+    found = diagnose(_call(torch.tanh(x), cand, [x], source, first_call_right=True))
+    assert found is not None and (found.cause, found.detail) == ("nan-inf", "exp-overflow")
+
+
 def test_a_store_to_one_address_from_every_program_is_a_race() -> None:
     ref = torch.randn(1)
     racy = KERNEL.format(body="    pid = tl.program_id(0)\n    x = tl.load(a_ptr + pid)\n    tl.store(o_ptr, x)")
