@@ -91,7 +91,13 @@ def judge(candidates: list[Candidate], kernelbench: Path, backend: str, workers:
     with Harness(backend=backend, workers=workers, trials=trials, use_cache=False, preset=preset,
                  stage_timeouts=STAGE_TIMEOUTS, compute_policy=policy, timed_calls=TIMED_CALLS,
                  warmup_calls=WARMUP_CALLS) as harness:
-        verdicts = harness.evaluate_many([(load_task(c, kernelbench), source) for c, source in pairs])
+        futures = [harness.submit(load_task(c, kernelbench), source) for c, source in pairs]
+        verdicts = []
+        for i, ((candidate, _), future) in enumerate(zip(pairs, futures, strict=True), start=1):
+            verdicts.append(future.result())
+            got = "accepted" if verdicts[-1].ok else verdicts[-1].error_class
+            # in input order, so a long run at default sizes shows how far it got
+            print(f"[{i}/{len(pairs)}] {candidate.name}: {got}", file=sys.stderr, flush=True)
         used = harness.preset
     outcomes = [Outcome(name=c.name, task=c.task, kind=c.kind, style=c.style, expect=c.expect, ok=v.ok,
                     error_class=v.error_class, stage=v.stage, seconds=round(sum(v.stage_seconds.values()), 2),
