@@ -63,5 +63,10 @@ def adapter_base_path(adapter_dir: Path) -> Path:
     )
 
 
+# Files that hold a tokenizer's vocabulary; `tokenizer_config.json` alone (an adapter saved with
+# only its small files) cannot build one, so the base model's tokenizer is used instead.
+VOCABULARY_FILES = ("tokenizer.json", "vocab.json", "tokenizer.model")
+
+
 def has_tokenizer(directory: Path) -> bool:
-    return any((directory / name).exists() for name in ("tokenizer.json", "tokenizer_config.json"))
+    return any((directory / name).exists() for name in VOCABULARY_FILES)
