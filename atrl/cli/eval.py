@@ -35,17 +35,24 @@ def _results_table(metrics: dict) -> Table:
 
 
 BASE_MODEL_HINT = (
-    "note: the default model (SmolLM2-135M-Instruct, no fine-tuning) rarely writes a kernel that "
-    "compiles, so 0% is its expected result. See the whole cascade pass with --policy reference "
-    "(the tasks' own solutions), or bring a stronger model: --policy hf:DIR or openai:MODEL@URL."
+    "note: SmolLM2-135M-Instruct without fine-tuning rarely writes a kernel that compiles, so 0% is its "
+    "expected result. The default policy, smollm2-135m-triton, adds the adapter this project trained; see "
+    "the whole cascade pass with --policy reference (the tasks' own solutions), or bring a stronger model: "
+    "--policy hf:DIR or openai:MODEL@URL."
+)
+ADAPTER_HINT = (
+    "note: the default policy (SmolLM2-135M-Instruct with its shipped 135M-scale adapter) solves only some "
+    "simple kernels, so a run of few tasks and samples can show 0%. See docs/default-adapter.md for its "
+    "measured rates, --policy reference for the whole cascade passing, and --policy hf:DIR or "
+    "openai:MODEL@URL for a stronger model."
 )
 
 
 def zero_correct_hint(policy: str, metrics: dict) -> str | None:
-    """A line explaining a run of the untrained default model that solved nothing."""
-    if policy == "smollm2-135m" and not metrics["best_of_turns"].get("correctness"):
-        return BASE_MODEL_HINT
-    return None
+    """A line explaining a run of a builtin small model that solved nothing."""
+    if metrics["best_of_turns"].get("correctness"):
+        return None
+    return {"smollm2-135m": BASE_MODEL_HINT, "smollm2-135m-triton": ADAPTER_HINT}.get(policy)
 
 
 def _option(name: str) -> Any:

@@ -28,8 +28,9 @@ from pydantic import (
 from atrl.agent.config import AgentConfig
 from atrl.errors import UsageError
 
-# The main job of the README: a few level-1 builtin tasks, small enough for a 2-core CPU.
-DEFAULT_TASKS = ["builtin/relu", "builtin/sigmoid", "builtin/add", "builtin/leaky_relu"]
+# The main job of the README: four held-out level-1 activations (configs/split-builtin.yaml), none
+# of them in the default adapter's training data, small enough for a 2-core CPU.
+DEFAULT_TASKS = ["builtin/sigmoid", "builtin/tanh", "builtin/elu", "builtin/hardswish"]
 
 # The agent's own defaults where an eval keeps them. The values an eval sets differently are
 # written out below (max_turns, max_segments, context_budget, max_response_tokens, temperature,
@@ -68,8 +69,9 @@ class EvalConfig(BaseModel):
     with_solution: bool = Field(False, **_flag("--with-solution", "Only tasks with a reference solution."))
 
     # who writes the kernels
-    policy: str = Field("smollm2-135m", **_flag(
-        "--policy", "smollm2-135m | hf:PATH | openai:MODEL@URL | replay:FILE | reference."))
+    policy: str = Field("smollm2-135m-triton", **_flag(
+        "--policy", "smollm2-135m-triton (the default model with its shipped adapter) | smollm2-135m | hf:PATH | "
+        "openai:MODEL@URL | replay:FILE | reference."))
     engine: Literal["static", "compiled", "plain", "vllm"] | None = Field(None, **_flag(
         "--engine", "Generation engine of an hf policy (default: static on a GPU, the policy's own loop on CPU)."))
     samples: int = Field(1, **_flag("--samples", "Episodes per task.", ge=1))

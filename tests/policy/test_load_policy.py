@@ -48,11 +48,35 @@ def test_default_model_without_its_package_names_the_package(monkeypatch):
 
 
 @pytest.mark.slow
-def test_default_spec_loads_smollm2_from_the_installed_gguf():
-    policy = load_policy()
+def test_base_spec_loads_smollm2_from_the_installed_gguf():
+    policy = load_policy("smollm2-135m")
     assert policy.name == "smollm2-135m"
     assert sum(p.numel() for p in policy.model.parameters()) > 100_000_000
     assert policy.render([Message("user", "hi")], add_generation_prompt=True).endswith("<|im_start|>assistant\n")
     gen = policy.generate([GenerationRequest(messages=[Message("user", "Say hi.")])],
                           SamplingParams(temperature=0.0, max_tokens=4))[0]
     assert len(gen.token_ids) == len(gen.logprobs) >= 1 and gen.text
+
+
+def test_the_shipped_adapter_names_its_base_by_spec_and_no_machine_path():
+    import json
+
+    from atrl.policy.adapters import adapter_base_path, read_base_spec
+    from atrl.policy.hf import shipped_adapter_dir, smollm2_gguf_path
+
+    adapter = shipped_adapter_dir()
+    assert read_base_spec(adapter) == "smollm2-135m" and adapter_base_path(adapter) == smollm2_gguf_path()
+    config = json.loads((adapter / "adapter_config.json").read_text())
+    assert config["base_model_name_or_path"] == "smollm2-135m" and config["r"] == 16
+
+
+@pytest.mark.slow
+def test_default_spec_is_smollm2_with_the_shipped_adapter_merged():
+    import torch
+
+    default, base = load_policy(), load_policy("smollm2-135m")
+    assert default.name == "smollm2-135m-triton"
+    ids = torch.tensor([base.tokenizer.encode("import triton")])
+    with torch.no_grad():
+        changed = (default.model(input_ids=ids).logits - base.model(input_ids=ids).logits).abs().max()
+    assert changed > 1e-2  # the adapter's weights are in the model

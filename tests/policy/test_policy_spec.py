@@ -10,6 +10,7 @@ from atrl.policy import PolicySpec, parse_policy_spec
 
 @pytest.mark.parametrize("spec, parsed", [
     ("smollm2-135m", PolicySpec("smollm2-135m")),
+    ("smollm2-135m-triton", PolicySpec("smollm2-135m-triton")),
     ("reference", PolicySpec("reference")),
     ("hf:models/tiny", PolicySpec("hf", "models/tiny")),
     ("replay:run.jsonl", PolicySpec("replay", "run.jsonl")),
@@ -27,4 +28,5 @@ def test_a_malformed_spec_names_the_forms(spec):
 
 def test_only_local_transformers_models_are_hf():
     assert parse_policy_spec("smollm2-135m").is_hf and parse_policy_spec("hf:x").is_hf
+    assert parse_policy_spec("smollm2-135m-triton").is_hf
     assert not parse_policy_spec("reference").is_hf and not parse_policy_spec("replay:x").is_hf
