@@ -125,7 +125,7 @@ def test_a_task_whose_float64_copy_does_not_fit_is_bounded_in_slices_and_still_c
     # off by 1e-4 relative: inside allclose's rtol, ten times the float64 bound
     lossy = task.solution.replace(store, "tl.store(y_row + cols, tl.exp(x - m) / s * 1.0001, mask=mask)")
     assert lossy != task.solution
-    # 256 MiB cannot hold even this small task's allowance (its 1 GiB floor): it runs alone, sliced
+    # 256 MiB cannot hold even this small task's allowance (its 2 GiB floor): it runs alone, sliced
     with Harness(backend="interpreter", workers=1, use_cache=False, trials=1, memory_capacity=256 << 20) as harness:
         right, downgraded = harness.evaluate(task, task.solution), harness.evaluate(task, lossy)
     assert right.ok and right.memory["float64_sliced"] and right.memory["alone"]
