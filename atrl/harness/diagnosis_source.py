@@ -63,8 +63,20 @@ def _names(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
-def _program_dependent_names(function: ast.FunctionDef) -> set[str]:
-    """Names whose value depends on tl.program_id, through assignments (to a fixed point)."""
+def _program_id_axis(call: ast.Call) -> int | None:
+    """The axis of a `tl.program_id(axis)` call when it is a constant (None otherwise)."""
+    axis = call.args[0] if call.args else _keyword(call, "axis")
+    return axis.value if isinstance(axis, ast.Constant) and isinstance(axis.value, int) else None
+
+
+def _reads_program_id(value: ast.AST, axis: int | None) -> bool:
+    return any(isinstance(n, ast.Call) and _dotted(n.func).endswith("program_id")
+               and (axis is None or _program_id_axis(n) == axis) for n in ast.walk(value))
+
+
+def _program_dependent_names(function: ast.FunctionDef, axis: int | None = None) -> set[str]:
+    """Names whose value depends on tl.program_id (of `axis`; None: of any axis), through
+    assignments and loop variables (to a fixed point)."""
     dependent: set[str] = set()
     changed = True
     while changed:
@@ -72,29 +84,40 @@ def _program_dependent_names(function: ast.FunctionDef) -> set[str]:
         for node in ast.walk(function):
             if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
                 value = node.value
-                uses_pid = any(isinstance(n, ast.Call) and _dotted(n.func).endswith("program_id")
-                               for n in ast.walk(value))
-                if not (uses_pid or _names(value) & dependent):
-                    continue
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                for target in targets:
-                    new = _names(target) - dependent
-                    if new:
-                        dependent |= new
-                        changed = True
+            elif isinstance(node, ast.For):
+                value, targets = node.iter, [node.target]
+            else:
+                continue
+            if not (_reads_program_id(value, axis) or _names(value) & dependent):
+                continue
+            for target in targets:
+                new = _names(target) - dependent
+                if new:
+                    dependent |= new
+                    changed = True
     return dependent
 
 
 def _racy_stores(function: ast.FunctionDef) -> list[int]:
-    """Stores whose address does not depend on the program id, in a kernel that has several
-    programs (it reads tl.program_id) and no atomics: every program writes the same place."""
+    """Stores, in a kernel with several programs (it reads tl.program_id) and no atomics, whose
+    address does not depend on the program id, or not on one of the grid axes the kernel reads
+    (e.g. programs along axis 1 that each add into the same row): those programs write the same place."""
     calls = [n for n in ast.walk(function) if isinstance(n, ast.Call)]
     names = [_dotted(c.func) for c in calls]
     if not any(n.endswith("program_id") for n in names) or any(".atomic_" in n for n in names):
         return []
+    axes = {_program_id_axis(c) for c, n in zip(calls, names, strict=True) if n.endswith("program_id")}
+    per_axis = [_program_dependent_names(function, a) for a in sorted(a for a in axes if a is not None)]
     dependent = _program_dependent_names(function)
-    return [c.lineno for c, n in zip(calls, names, strict=True)
-            if n.endswith(".store") and c.args and not (_names(c.args[0]) & dependent)]
+    racy = []
+    for call, name in zip(calls, names, strict=True):
+        if not (name.endswith(".store") and call.args):
+            continue
+        address = _names(call.args[0])
+        if not address & dependent or (len(per_axis) > 1 and any(not address & d for d in per_axis)):
+            racy.append(call.lineno)
+    return racy
 
 
 def source_facts(source: str) -> SourceFacts:

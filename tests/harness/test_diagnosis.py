@@ -109,6 +109,18 @@ def test_a_store_to_one_address_from_every_program_is_a_race() -> None:
     assert _cause(_call(ref, ref + 1.0, source=PLAIN)) == "unknown"
 
 
+def test_programs_along_a_second_axis_adding_into_one_row_are_a_race() -> None:
+    # seen on an H200: each row's address depends on program_id(0) only, while the programs along
+    # axis 1 read-modify-write the same row
+    ref = torch.randn(8)
+    body = ("    pid_m = tl.program_id(0)\n    pid_n = tl.program_id(1)\n    part = tl.load(a_ptr + pid_m * n + pid_n)\n"
+            "    tl.store(o_ptr + pid_m, tl.load(o_ptr + pid_m) + part)")
+    assert _cause(_call(ref, ref + 1.0, source=KERNEL.format(body=body))) == "race"
+    owned = body.replace("tl.store(o_ptr + pid_m, tl.load(o_ptr + pid_m) + part)",
+                         "tl.store(o_ptr + pid_m * n + pid_n, part)")
+    assert _cause(_call(ref, ref + 1.0, source=KERNEL.format(body=owned))) == "unknown"
+
+
 def test_failures_other_than_wrong_values_get_no_diagnosis() -> None:
     ref = torch.randn(4)
     assert diagnose(_call(ref, ref + 1.0, failure_class="correctness:input-mutation")) is None
