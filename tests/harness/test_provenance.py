@@ -148,6 +148,48 @@ def test_partial_share_is_one_minus_pytorch_bytes_over_the_reference_bytes():
     assert "50%" in failure.message and "aten.relu" in failure.message
 
 
+# A KernelBench-style fusion at proportions like its default sizes: the weight dominates the bytes
+A, W = torch.randn(16, 512), torch.randn(512, 512)
+
+
+def gemm_relu_reference(a, w):
+    return torch.relu(a @ w)
+
+
+GEMM_RELU_WORK = reference_work(gemm_relu_reference, A, W)
+
+
+def test_a_gemm_kept_in_pytorch_with_its_epilogue_in_triton_passes_partial():
+    def fused(a, w):
+        return triton_relu((a @ w).contiguous())
+
+    def all_pytorch_but_a_copy(a, w):  # the epilogue in PyTorch too: Triton only copies
+        return triton_relu(torch.relu(a @ w).abs())
+
+    def epilogue_by_an_extra_gemm(a, w):  # more library work than the reference's own
+        y = a @ w
+        return triton_relu((y @ torch.eye(512)).contiguous())
+
+    assert GEMM_RELU_WORK.library_bytes > 0.9 * GEMM_RELU_WORK.bytes  # the GEMM is most of the bytes
+    failure, share = judged(fused, [A, W], PARTIAL, GEMM_RELU_WORK)
+    assert failure is None and share == pytest.approx(1.0)
+    failure, share = judged(all_pytorch_but_a_copy, [A, W], PARTIAL, GEMM_RELU_WORK)
+    assert failure is not None and failure.error_class == "correctness:low-triton-share" and share == 0.0
+    assert "GEMMs/convolutions" in failure.message
+    failure, _ = judged(epilogue_by_an_extra_gemm, [A, W], PARTIAL, GEMM_RELU_WORK)
+    assert failure is not None and failure.error_class == "correctness:low-triton-share"
+    failure, _ = judged(fused, [A, W], STRICT, GEMM_RELU_WORK)  # strict still rejects the GEMM
+    assert failure is not None and failure.error_class == "correctness:pytorch-compute"
+
+
+def test_a_task_that_is_only_a_gemm_gives_no_room_to_a_pytorch_gemm():
+    def in_pytorch(a, w):
+        return triton_relu((a @ w).contiguous().abs())  # abs >= 0: relu leaves it, a Triton copy
+
+    failure, share = judged(in_pytorch, [A, W], PARTIAL, reference_work(torch.matmul, A, W))
+    assert failure is not None and failure.error_class == "correctness:low-triton-share" and share < 0.1
+
+
 def test_numpy_results_are_untracked_data():
     def from_numpy(x):
         triton_relu(x, torch.empty(256), 256)
@@ -280,7 +322,7 @@ def _adversarial(name: str) -> tuple[object, str]:
     return runner.resolve_task(case.task), case.path.read_text()
 
 
-def test_a_conv_kept_in_pytorch_passes_partial_but_fails_strict_and_a_higher_threshold():
+def test_a_conv_kept_in_pytorch_passes_partial_at_any_threshold_but_fails_strict():
     from test_judge import interpreter_options, judge_in_child
 
     task, code = _adversarial("partial_conv_fused_epilogue")
@@ -290,14 +332,12 @@ def test_a_conv_kept_in_pytorch_passes_partial_but_fails_strict_and_a_higher_thr
     verdicts = judge_in_child(jobs)
     partial = verdicts["partial"]
     assert partial["ok"], partial["message"]
-    share = partial["correctness"]["triton_share"]
-    assert 0.5 < share < 0.9
+    # the reference's own convolution may stay in PyTorch: Triton does all of the rest
+    assert partial["correctness"]["triton_share"] == pytest.approx(1.0)
+    assert verdicts["high"]["ok"], verdicts["high"]["message"]
     strict = verdicts["strict"]
     assert strict["error_class"] == "correctness:pytorch-compute" and strict["reward_hack"]
     assert "aten.convolution" in strict["message"]
-    high = verdicts["high"]
-    assert high["error_class"] == "correctness:low-triton-share" and not high["reward_hack"]
-    assert f"{share:.0%}" in high["message"]
 
 
 ADD_INTO_X_TASK = """
