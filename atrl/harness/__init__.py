@@ -1,7 +1,7 @@
 """Evaluating one candidate for one task: static checks, sandboxed workers, verdicts, score, feedback.
 
 The public surface is `Harness` (and the one-shot `evaluate`) from `atrl.harness.api`, exposed here
-lazily so that importing a submodule (a worker importing `atrl.harness.worker`) stays light.
+lazily so that importing a submodule (a worker importing `atrl.harness.sandbox.worker`) stays light.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 
 # Part of every cache key: bump it whenever a change to the harness can change a verdict.
 HARNESS_VERSION = "7"
-# The name of the Ray judge fleet's actors unless a run names another (atrl.harness.ray_fleet).
+# The name of the Ray judge fleet's actors unless a run names another (atrl.harness.distributed.fleet).
 DEFAULT_FLEET = "atrl-judges"
 
 __all__ = ["HARNESS_VERSION", "Harness", "evaluate"]

@@ -69,7 +69,7 @@ class Verdict:
     message: str = ""
     line: int | None = None  # offending line in the candidate, when known
     correctness: CorrectnessStats | None = None
-    # for a wrong result: the cause read from the error's shape (atrl.harness.diagnosis.Diagnosis)
+    # for a wrong result: the cause read from the error's shape (atrl.harness.feedback.diagnosis.Diagnosis)
     diagnosis: dict | None = None
     timing: Timing | None = None
     score: float = 0.0

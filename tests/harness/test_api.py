@@ -10,8 +10,8 @@ import pytest
 
 from atrl.harness import api
 from atrl.harness.api import Harness
-from atrl.harness.failures import FAILURE_CLASSES
-from atrl.harness.worker import GIB, WorkerLimits
+from atrl.harness.feedback.failures import FAILURE_CLASSES
+from atrl.harness.sandbox.worker import GIB, WorkerLimits
 from atrl.tasks.registry import get_task
 
 TIMEOUTS = {"compile": 20, "correctness": 20, "profile": 20}
