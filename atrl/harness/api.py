@@ -23,7 +23,7 @@ from atrl.harness.feedback.text import feedback_text
 from atrl.harness.sandbox.pool import DEFAULT_RUNNER, StageTimeouts, WorkerPool
 from atrl.harness.sandbox.worker import WorkerLimits
 from atrl.harness.score import ScoreConfig, score_verdict
-from atrl.harness.verdict import Verdict, candidate_hash
+from atrl.harness.verdict import Verdict
 from atrl.tasks.task import Task
 
 if TYPE_CHECKING:
@@ -228,9 +228,8 @@ class Harness:
 
     def _own(self, task: Task, code: str, stage: str, error_class: str, message: str,
              line: int | None = None) -> Verdict:
-        return Verdict(task_id=task.id, candidate_hash=candidate_hash(code), backend=self.backend.name,
-                       device=self.device, stage=stage, ok=False, error_class=error_class, message=message,
-                       line=line, versions=self._backend_versions())
+        return Verdict.failed(task.id, code, self.backend.name, self.device, stage, error_class, message,
+                              line=line, versions=self._backend_versions())
 
     def _finish(self, verdict: Verdict, code: str) -> Verdict:
         from atrl.harness.static.checks import ignored_definitions

@@ -42,7 +42,7 @@ from atrl.harness.sandbox.crash import RAN_CODE_CLASSES, crash_summary, looks_li
 from atrl.harness.sandbox.footprint import Footprint, defines_inputs, empty_footprint, footprint_key
 from atrl.harness.sandbox.memory_limits import host_available_bytes, overrun_message
 from atrl.harness.sandbox.worker import WorkerConfig, WorkerLimits
-from atrl.harness.verdict import Verdict, candidate_hash
+from atrl.harness.verdict import Verdict
 
 DEFAULT_RUNNER = "atrl.harness.stages.judge:judge"
 OUTPUT_TAIL_BYTES = 16 * 1024
@@ -551,9 +551,8 @@ class WorkerPool:
 
     def _own_verdict(self, job: Job, stage: str, error_class: str, message: str,
                      seconds: dict[str, float]) -> Verdict:
-        return Verdict(task_id=job.task.id, candidate_hash=candidate_hash(job.code), backend=self.backend_name,
-                       device=self.device, stage=stage, ok=False, error_class=error_class,
-                       message=message[-2000:], stage_seconds={k: round(v, 4) for k, v in seconds.items()})
+        return Verdict.failed(job.task.id, job.code, self.backend_name, self.device, stage, error_class,
+                              message[-2000:], stage_seconds={k: round(v, 4) for k, v in seconds.items()})
 
 
 _LIVE_POOLS: weakref.WeakSet[WorkerPool] = weakref.WeakSet()

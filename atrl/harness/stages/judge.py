@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from atrl.harness.feedback.failures import RUNTIME_REWARD_HACKS
 from atrl.harness.stages.trace import StageFailure, is_cuda_error, is_out_of_memory, trim_exception
-from atrl.harness.verdict import CorrectnessStats, Verdict, candidate_hash
+from atrl.harness.verdict import CorrectnessStats, Verdict
 from atrl.tasks.task import Task
 
 
@@ -71,8 +71,8 @@ def judge(task: Task, code: str, options: JudgeOptions, report_stage: Callable[[
     from atrl.backends import resolve_backend
 
     backend = resolve_backend(options.backend)
-    verdict = Verdict(task_id=task.id, candidate_hash=candidate_hash(code), backend=backend.name,
-                      device=backend.device_name(), stage="compile", ok=False, versions=backend.versions())
+    verdict = Verdict.failed(task.id, code, backend.name, backend.device_name(), "compile",
+                             versions=backend.versions())
     clock = _Clock(report_stage)
     report_stage("compile")
     state: dict[str, str] = {}
