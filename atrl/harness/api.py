@@ -214,7 +214,7 @@ class Harness:
         if code is None:
             return self._own(task, response, "format", "format:no-code",
                              "no Python code was found: answer with one ```python block holding the module"), ""
-        policy = self.options.compute_policy or task.compute_policy
+        policy = self.options.policy_for(task)
         violations = check_static(code, compute_policy=policy, allow_torch=tuple(task.allow_torch),
                                   platform=target_platform(task, self.backend))
         if not violations:

@@ -23,9 +23,11 @@ from atrl.tasks.task import Task
 
 @dataclass
 class JudgeOptions:
-    """How to judge: backend name ("auto" | "cuda" | "interpreter"); size preset (None: the
-    backend's default); correctness `trials`; `timed_calls`/`warmup_calls` per side when timing;
-    base `seed`; also time a `torch.compile` of the reference; `coverage_threshold` (under the
+    """How to judge, resolved once by the caller (`Harness` builds it) and only passed along:
+    backend name ("auto" | "cuda" | "interpreter"); size `preset` to judge at, the backend's
+    default already filled in by the caller (None: the task as written); correctness `trials`;
+    `timed_calls`/`warmup_calls` per side when timing; base `seed`; also time a `torch.compile`
+    of the reference; `coverage_threshold` (under the
     `partial` policy, the least Triton share of the work, see `atrl.harness.stages.provenance`; on timed
     backends also the device-time coverage below which a run is flagged) and `compute_policy`
     ("strict" | "partial"; None: the task's own)."""
@@ -39,6 +41,11 @@ class JudgeOptions:
     compile_baseline: bool = False
     coverage_threshold: float = 0.5
     compute_policy: str | None = None
+
+    def policy_for(self, task: Task) -> str:
+        """The compute policy `task` is judged under, by the static stage on the caller's side and by
+        the provenance rule in the worker alike: this run's `compute_policy`, else the task's own."""
+        return self.compute_policy or task.compute_policy
 
 
 class _Clock:
@@ -171,7 +178,7 @@ def _run_stages(task: Task, code: str, options: JudgeOptions, backend, verdict: 
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
     dtype = torch_dtype(task.dtype)
-    preset = options.preset if options.preset is not None else backend.default_preset
+    preset = options.preset
 
     # stage: compile
     try:
@@ -206,7 +213,7 @@ def _run_stages(task: Task, code: str, options: JudgeOptions, backend, verdict: 
     clock.enter("correctness")
     stats = CorrectnessStats()
     verdict.correctness = stats
-    policy = options.compute_policy or task.compute_policy
+    policy = options.policy_for(task)
     run_trials(task, models, backend, runner, options.trials, options.seed, dtype, stats,
                rule=ProvenanceRule(policy, options.coverage_threshold))
 
