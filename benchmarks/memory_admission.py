@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from atrl.harness.api import Harness
-from atrl.harness.footprint import size_text
+from atrl.harness.sandbox.footprint import size_text
 from atrl.harness.verdict import Verdict
 from atrl.tasks.task import Task
 
@@ -251,8 +251,8 @@ def _row(label: str, verdict: Verdict) -> str:
 
 def print_plan(tasks: dict[str, tuple[Task, str]], preset: str | None, capacity_gib: float | None) -> None:
     """Each task's footprint at `preset` and its budget on a device of `capacity_gib` (timed)."""
-    from atrl.harness.admission import CAPACITY_MARGIN, plan_budget
-    from atrl.harness.meta_estimate import estimate_task
+    from atrl.harness.sandbox.admission import CAPACITY_MARGIN, plan_budget
+    from atrl.harness.sandbox.meta_estimate import estimate_task
 
     capacity = int((capacity_gib or 139.8 * (1 - CAPACITY_MARGIN)) * (1 << 30))
     print(f"admission capacity {size_text(capacity)}, preset {preset or 'as written'}\n")
@@ -273,8 +273,8 @@ OLD_CAP = int(0.25 * 139.8 * (1 << 30))  # the fixed per-worker share of an H200
 def print_kernelbench_plan(folder: Path, capacity_gib: float | None, top: int = 12) -> None:
     """How many KernelBench level-1/2 tasks measure on meta, exceed the old per-worker cap, or
     would run alone; then the largest footprints."""
-    from atrl.harness.admission import CAPACITY_MARGIN, plan_budget
-    from atrl.harness.meta_estimate import estimate_task
+    from atrl.harness.sandbox.admission import CAPACITY_MARGIN, plan_budget
+    from atrl.harness.sandbox.meta_estimate import estimate_task
     from atrl.tasks.registry import load_suite
 
     capacity = int((capacity_gib or 139.8 * (1 - CAPACITY_MARGIN)) * (1 << 30))

@@ -35,7 +35,7 @@ class Case:
     name: str
     task: str  # builtin/<name>
     cause: str  # what was planted, in words
-    expected: str  # the diagnosis class on the cuda backend (atrl.harness.diagnosis.CAUSES)
+    expected: str  # the diagnosis class on the cuda backend (atrl.harness.feedback.diagnosis.CAUSES)
     edits: tuple[tuple[str, str], ...]
     interpreter: str | None = None  # the interpreter's expectation when it differs ("correct")
     kb_entry: str | None = None

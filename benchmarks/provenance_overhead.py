@@ -3,7 +3,7 @@
     TRITON_INTERPRET=1 python benchmarks/provenance_overhead.py [--tasks relu softmax ...] [--repeats 5]
         [--backend interpreter] [--out docs/benchmarks/provenance-overhead.md]
 
-Each builtin task's reference solution is judged in this process by `atrl.harness.judge.judge`
+Each builtin task's reference solution is judged in this process by `atrl.harness.stages.judge.judge`
 (no worker pool, so only the judge's own time is measured), alternately with the provenance
 rule (today's judge: every candidate call recorded, plus the same-storage call) and without it
 (`run_trials` given no rule: the judge as it was before). Medians over `--repeats` judgements
@@ -24,8 +24,8 @@ DEFAULT_TASKS = ["relu", "softmax", "layer_norm", "matmul", "cross_entropy", "co
 
 
 def _judge_seconds(task, code: str, options, with_provenance: bool) -> tuple[float, bool]:
-    from atrl.harness import correctness
-    from atrl.harness.judge import judge
+    from atrl.harness.stages import correctness
+    from atrl.harness.stages.judge import judge
 
     original = correctness.run_trials
 
@@ -44,7 +44,7 @@ def _judge_seconds(task, code: str, options, with_provenance: bool) -> tuple[flo
 
 
 def measure(task_names: list[str], repeats: int, backend: str) -> list[dict]:
-    from atrl.harness.judge import JudgeOptions
+    from atrl.harness.stages.judge import JudgeOptions
     from atrl.tasks.registry import get_task
 
     options = JudgeOptions(backend=backend, preset="small" if backend == "interpreter" else None)

@@ -1,5 +1,5 @@
 """The run-time provenance check on its own: the adversarial cheats of the compute and caching
-classes judged with the static stage skipped (`atrl.harness.judge.judge` directly, in this
+classes judged with the static stage skipped (`atrl.harness.stages.judge.judge` directly, in this
 process), so only the recorded data path, the launch counter and the correctness trials decide.
 
     TRITON_INTERPRET=1 python benchmarks/provenance_without_static.py
@@ -25,7 +25,7 @@ def main() -> int:
     runner = importlib.util.module_from_spec(spec)
     sys.modules["adversarial_runner"] = runner
     spec.loader.exec_module(runner)
-    from atrl.harness.judge import JudgeOptions, judge
+    from atrl.harness.stages.judge import JudgeOptions, judge
     from atrl.tasks.registry import get_task
 
     cases = [c for c in runner.load_cases(runner.CHEATS_DIR) if c.klass in CLASSES]

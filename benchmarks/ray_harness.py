@@ -31,8 +31,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from harness_throughput import select_tasks, wrong_variant  # noqa: E402
 
 from atrl.harness.api import Harness  # noqa: E402
-from atrl.harness.ray_fleet import FleetOptions, connect, stop_fleet  # noqa: E402
-from atrl.harness.ray_harness import RayHarness  # noqa: E402
+from atrl.harness.distributed.fleet import FleetOptions, connect, stop_fleet  # noqa: E402
+from atrl.harness.distributed.ray_harness import RayHarness  # noqa: E402
 from atrl.harness.verdict import Verdict  # noqa: E402
 from atrl.tasks.task import Task  # noqa: E402
 

@@ -35,7 +35,7 @@ PTH_FILE = "atrl-project.pth"
 LINK_DIR = "atrl-project"
 SETUP_COMMAND = "atrl setup ascend"
 # What the worker imports at start: triton-ascend's own package and the harness's worker module.
-_CHECK_SNIPPET = ("import json, platform, torch, triton, importlib.metadata as m, atrl.harness.worker; "
+_CHECK_SNIPPET = ("import json, platform, torch, triton, importlib.metadata as m, atrl.harness.sandbox.worker; "
                   "print(json.dumps({'torch': torch.__version__, 'triton': triton.__version__, "
                   "'triton-ascend': m.version('triton-ascend'), 'python': platform.python_version()}))")
 

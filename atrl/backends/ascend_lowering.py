@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from atrl.harness.trace import StageFailure
+from atrl.harness.stages.trace import StageFailure
 
 TARGET_ARCH = "Ascend910B3"
 MAX_PROGRAMS = 65535  # the NPU's coreDim limit (UINT16_MAX programs per launch)

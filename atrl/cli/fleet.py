@@ -17,7 +17,7 @@ from atrl.harness import (
 
 
 def _options(fleet: str, address: str | None):
-    from atrl.harness.ray_fleet import FleetOptions, connect
+    from atrl.harness.distributed.fleet import FleetOptions, connect
 
     connect(address)
     return FleetOptions(name=fleet)
@@ -33,7 +33,7 @@ def register(app: typer.Typer) -> None:
     @fleet_app.command("status")
     def status(fleet: str = fleet_option, address: str | None = address_option) -> None:
         """List the fleet's judge actors: node, device, workers, jobs."""
-        from atrl.harness.ray_fleet import fleet_status
+        from atrl.harness.distributed.fleet import fleet_status
 
         members = fleet_status(_options(fleet, address))
         if not members:
@@ -50,6 +50,6 @@ def register(app: typer.Typer) -> None:
     @fleet_app.command("stop")
     def stop(fleet: str = fleet_option, address: str | None = address_option) -> None:
         """Kill the fleet's judge actors."""
-        from atrl.harness.ray_fleet import stop_fleet
+        from atrl.harness.distributed.fleet import stop_fleet
 
         Console().print(f"stopped {stop_fleet(_options(fleet, address))} actor(s) of fleet {fleet!r}")

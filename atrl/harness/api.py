@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 from atrl.errors import UsageError
 from atrl.harness import HARNESS_VERSION
 from atrl.harness.cache import VerdictCache, cache_key
-from atrl.harness.failures import REWARD_HACK_RULES
-from atrl.harness.feedback import feedback_text
-from atrl.harness.pool import DEFAULT_RUNNER, StageTimeouts, WorkerPool
+from atrl.harness.feedback.failures import REWARD_HACK_RULES
+from atrl.harness.feedback.text import feedback_text
+from atrl.harness.sandbox.pool import DEFAULT_RUNNER, StageTimeouts, WorkerPool
+from atrl.harness.sandbox.worker import WorkerLimits
 from atrl.harness.score import ScoreConfig, score_verdict
-from atrl.harness.verdict import Verdict, candidate_hash
-from atrl.harness.worker import WorkerLimits
+from atrl.harness.verdict import Verdict
 from atrl.tasks.task import Task
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ Progress = Callable[[int, int, Verdict], None]
 
 class BackendLike(Protocol):
     """What the driver's side of the cascade reads of a backend: a local `Backend`, or the
-    description of the backend remote judges run (`atrl.harness.ray_fleet.FleetBackend`)."""
+    description of the backend remote judges run (`atrl.harness.distributed.fleet.FleetBackend`)."""
 
     name: str
     platform: str
@@ -100,7 +100,7 @@ class Harness:
     function ("module:function"); only tests replace the real judge. gpus: indices of the
     visible GPUs the workers may use (default: all). memory_capacity: bytes per device that jobs
     are admitted against by their memory allowances (default: the device's free memory less a
-    margin; see `atrl.harness.admission`).
+    margin; see `atrl.harness.sandbox.admission`).
     """
 
     def __init__(self, backend: str = "auto", workers: int | None = None, trials: int = 5, timed_calls: int = 100,
@@ -138,7 +138,7 @@ class Harness:
                       compute_policy: str | None) -> None:
         """The driver's side of the cascade, whoever runs the judge: backend, preset, judge
         options, score and cache."""
-        from atrl.harness.judge import JudgeOptions
+        from atrl.harness.stages.judge import JudgeOptions
 
         self.backend = backend
         self.device = backend.device_name()
@@ -208,13 +208,13 @@ class Harness:
     def _before_worker(self, task: Task, response: str) -> tuple[Verdict | None, str]:
         """(the verdict of the extract and static stages or None when the code may run, the code)."""
         from atrl.harness.extract import extract_code
-        from atrl.harness.static import check_static
+        from atrl.harness.static.checks import check_static
 
         code = extract_code(response)
         if code is None:
             return self._own(task, response, "format", "format:no-code",
                              "no Python code was found: answer with one ```python block holding the module"), ""
-        policy = self.options.compute_policy or task.compute_policy
+        policy = self.options.policy_for(task)
         violations = check_static(code, compute_policy=policy, allow_torch=tuple(task.allow_torch),
                                   platform=target_platform(task, self.backend))
         if not violations:
@@ -228,12 +228,11 @@ class Harness:
 
     def _own(self, task: Task, code: str, stage: str, error_class: str, message: str,
              line: int | None = None) -> Verdict:
-        return Verdict(task_id=task.id, candidate_hash=candidate_hash(code), backend=self.backend.name,
-                       device=self.device, stage=stage, ok=False, error_class=error_class, message=message,
-                       line=line, versions=self._backend_versions())
+        return Verdict.failed(task.id, code, self.backend.name, self.device, stage, error_class, message,
+                              line=line, versions=self._backend_versions())
 
     def _finish(self, verdict: Verdict, code: str) -> Verdict:
-        from atrl.harness.static import ignored_definitions
+        from atrl.harness.static.checks import ignored_definitions
 
         verdict.harness_version = HARNESS_VERSION
         verdict.ignored_definitions = ignored_definitions(code)

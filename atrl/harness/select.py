@@ -46,7 +46,7 @@ def parse_harness(value: str) -> HarnessTarget:
 def check_harness_available(value: str) -> None:
     """UsageError, naming the extra, when `value` needs Ray and it is not installed."""
     if parse_harness(value).ray and importlib.util.find_spec("ray") is None:
-        from atrl.harness.ray_fleet import RAY_EXTRA_FIX
+        from atrl.harness.distributed.fleet import RAY_EXTRA_FIX
 
         raise UsageError(f"harness {value!r} needs the `ray` package, which is not installed", RAY_EXTRA_FIX)
 
@@ -65,8 +65,8 @@ def make_harness(harness: str = "local", *, fleet: str | None = None, fleet_acto
     if not target.ray:
         return api.Harness(gpus=gpus, **options)
     check_harness_available(harness)
-    from atrl.harness.ray_fleet import DEFAULT_FLEET, FleetOptions
-    from atrl.harness.ray_harness import RayHarness
+    from atrl.harness.distributed.fleet import DEFAULT_FLEET, FleetOptions
+    from atrl.harness.distributed.ray_harness import RayHarness
 
     fleet_options = FleetOptions(name=fleet or DEFAULT_FLEET, actors=fleet_actors, resource=fleet_resource)
     return RayHarness(address=target.address, fleet=fleet_options, **options)

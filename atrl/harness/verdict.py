@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 Stage = Literal["format", "static", "compile", "correctness", "profile", "done"]
 STAGES: tuple[str, ...] = ("format", "static", "compile", "correctness", "profile", "done")
@@ -69,7 +69,7 @@ class Verdict:
     message: str = ""
     line: int | None = None  # offending line in the candidate, when known
     correctness: CorrectnessStats | None = None
-    # for a wrong result: the cause read from the error's shape (atrl.harness.diagnosis.Diagnosis)
+    # for a wrong result: the cause read from the error's shape (atrl.harness.feedback.diagnosis.Diagnosis)
     diagnosis: dict | None = None
     timing: Timing | None = None
     score: float = 0.0
@@ -92,6 +92,17 @@ class Verdict:
     @property
     def speedup(self) -> float | None:
         return self.timing.speedup if self.timing is not None else None
+
+    @classmethod
+    def failed(cls, task_id: str, code: str, backend: str, device: str, stage: str,
+               error_class: str | None = None, message: str = "", **details: Any) -> Verdict:
+        """The one constructor the harness uses: `code` judged for task `task_id` on `backend`
+        (`device`), failed at `stage` with `error_class` and `message`; `details` set other fields
+        (`line`, `versions`, `stage_seconds`). The driver (format, static), the pool (crash,
+        timeout) and the worker's judge all start here; the judge starts from a failure at
+        "compile" and marks its verdict ok once every stage passed."""
+        return cls(task_id=task_id, candidate_hash=candidate_hash(code), backend=backend, device=device,
+                   stage=stage, ok=False, error_class=error_class, message=message, **details)
 
     @classmethod
     def from_dict(cls, data: dict) -> Verdict:

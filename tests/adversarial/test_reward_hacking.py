@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from atrl.harness.failures import FAILURE_CLASSES, REWARD_HACK_RULES
+from atrl.harness.feedback.failures import FAILURE_CLASSES, REWARD_HACK_RULES
 
 _spec = importlib.util.spec_from_file_location("adversarial_runner", Path(__file__).with_name("runner.py"))
 runner = importlib.util.module_from_spec(_spec)

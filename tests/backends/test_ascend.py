@@ -14,7 +14,7 @@ from atrl.backends.ascend import detect_mode
 from atrl.backends.ascend_env import SETUP_COMMAND, read_env
 from atrl.backends.ascend_lowering import MAX_PROGRAMS, check_grid, trim_compiler_message
 from atrl.errors import UsageError
-from atrl.harness.trace import StageFailure
+from atrl.harness.stages.trace import StageFailure
 
 CANDIDATES = Path(__file__).parent / "ascend_candidates"
 HAVE_ENV = read_env() is not None

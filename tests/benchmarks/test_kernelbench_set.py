@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from atrl.errors import UsageError
-from atrl.harness.failures import FAILURE_CLASSES
+from atrl.harness.feedback.failures import FAILURE_CLASSES
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))

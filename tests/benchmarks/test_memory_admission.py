@@ -7,8 +7,8 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from atrl.harness.meta_estimate import estimate_task
-from atrl.harness.static import check_static
+from atrl.harness.sandbox.meta_estimate import estimate_task
+from atrl.harness.static.checks import check_static
 
 _PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "memory_admission.py"
 _spec = importlib.util.spec_from_file_location("memory_admission", _PATH)

@@ -54,7 +54,7 @@ def run(task, code, options, report_stage, timing_lock) -> Verdict:
         if type(timing_lock).__name__ != "NoTimingLock":
             error_class, message = "out-of-memory", "CUDA out of memory"
     elif command.startswith("oom-unless-allowance "):  # out of memory under an allowance below N GiB
-        from atrl.harness.memory_limits import current_budget
+        from atrl.harness.sandbox.memory_limits import current_budget
 
         budget = current_budget()
         if budget is None or budget.allowance < float(command.split()[1]) * (1 << 30):

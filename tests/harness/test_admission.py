@@ -9,14 +9,14 @@ import time
 
 import pytest
 
-from atrl.harness.admission import (
+from atrl.harness.sandbox.admission import (
     ALLOWANCE_FLOOR,
     ALLOWANCE_SLACK,
     DeviceAdmission,
     MemoryBudget,
     plan_budget,
 )
-from atrl.harness.footprint import Footprint, empty_footprint
+from atrl.harness.sandbox.footprint import Footprint, empty_footprint
 
 GIB = 1 << 30
 

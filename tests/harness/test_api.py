@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from pathlib import Path
@@ -10,8 +11,9 @@ import pytest
 
 from atrl.harness import api
 from atrl.harness.api import Harness
-from atrl.harness.failures import FAILURE_CLASSES
-from atrl.harness.worker import GIB, WorkerLimits
+from atrl.harness.feedback.failures import FAILURE_CLASSES
+from atrl.harness.sandbox.worker import GIB, WorkerLimits
+from atrl.harness.stages.judge import JudgeOptions
 from atrl.tasks.registry import get_task
 
 TIMEOUTS = {"compile": 20, "correctness": 20, "profile": 20}
@@ -145,3 +147,16 @@ def test_timeout_at_a_larger_preset_says_the_size_may_be_the_cause(relu, tmp_pat
         verdict = h.evaluate(relu, hang)
     assert verdict.error_class == "timeout"
     assert "size may be the cause" in verdict.feedback and "--preset small" in verdict.feedback
+
+
+def test_judge_options_carry_the_backends_default_preset_filled_in_by_the_caller(tmp_path):
+    # the worker judges at options.preset as given: the default is filled in here, once
+    with Harness(backend="interpreter", workers=1, cache_dir=tmp_path) as default, \
+            Harness(backend="interpreter", workers=1, cache_dir=tmp_path, preset="full") as full:
+        assert (default.options.preset, full.options.preset) == ("small", "full")
+
+
+def test_policy_for_is_the_runs_policy_else_the_tasks_own(relu):
+    partial_task = dataclasses.replace(relu, compute_policy="partial")
+    assert JudgeOptions(backend="interpreter", preset="small").policy_for(partial_task) == "partial"
+    assert JudgeOptions(backend="interpreter", preset="small", compute_policy="strict").policy_for(partial_task) == "strict"

@@ -15,16 +15,16 @@ import pytest
 import torch
 
 from atrl.backends.interpreter import InterpreterBackend
-from atrl.harness import profile
-from atrl.harness.correctness import CandidateRunner, run_trials
-from atrl.harness.loading import (
+from atrl.harness.stages import profile
+from atrl.harness.stages.correctness import CandidateRunner, run_trials
+from atrl.harness.stages.loading import (
     LoadedModels,
     build_models,
     import_candidate,
     load_task_module,
     write_candidate,
 )
-from atrl.harness.trace import StageFailure
+from atrl.harness.stages.trace import StageFailure
 from atrl.harness.verdict import CorrectnessStats
 from atrl.tasks.task import Task
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import torch
 
-from atrl.harness.diagnosis import FailedCall, diagnose
 from atrl.harness.extract import extract_code
-from atrl.harness.feedback import feedback_text
-from atrl.harness.timeouts import explain_timeout, with_size_note
+from atrl.harness.feedback.diagnosis import FailedCall, diagnose
+from atrl.harness.feedback.text import feedback_text
+from atrl.harness.feedback.timeouts import explain_timeout, with_size_note
 from atrl.harness.verdict import Verdict
 
 KERNEL = "import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(a_ptr, o_ptr, n):\n{body}\n"

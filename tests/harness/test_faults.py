@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from atrl.harness.api import Harness
-from atrl.harness.feedback import feedback_text
-from atrl.harness.static import check_static
+from atrl.harness.feedback.text import feedback_text
+from atrl.harness.sandbox.worker import GIB, WorkerLimits
+from atrl.harness.static.checks import check_static
 from atrl.harness.verdict import CorrectnessStats, Verdict
-from atrl.harness.worker import GIB, WorkerLimits
 from atrl.jsonio import to_jsonable
 from atrl.tasks.registry import get_task
 

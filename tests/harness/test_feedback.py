@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from atrl.harness.failures import FAILURE_CLASSES
-from atrl.harness.feedback import FIX_HINTS, MAX_FEEDBACK_CHARS, feedback_text
+from atrl.harness.feedback.failures import FAILURE_CLASSES
+from atrl.harness.feedback.text import FIX_HINTS, MAX_FEEDBACK_CHARS, feedback_text
 from atrl.harness.verdict import CorrectnessStats, Timing, Verdict
 
 

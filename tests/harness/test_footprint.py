@@ -6,13 +6,13 @@ import types
 
 import torch
 
-from atrl.harness.footprint import (
+from atrl.harness.sandbox.footprint import (
     COMPARE_BYTES_PER_ELEMENT,
     COMPARE_CHUNK_ELEMENTS,
     L2_FLUSH_BYTES,
     defines_inputs,
 )
-from atrl.harness.meta_estimate import estimate_module, estimate_task
+from atrl.harness.sandbox.meta_estimate import estimate_module, estimate_task
 from atrl.tasks.registry import get_task
 
 GIB = 1 << 30

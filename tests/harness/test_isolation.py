@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from atrl.harness.pool import WorkerPool
-from atrl.harness.static import check_static
+from atrl.harness.sandbox.pool import WorkerPool
+from atrl.harness.sandbox.worker import isolate_network
+from atrl.harness.static.checks import check_static
 from atrl.harness.verdict import Verdict, candidate_hash
-from atrl.harness.worker import isolate_network
 from atrl.tasks.task import Task
 
 HERE = str(Path(__file__).resolve().parent)
@@ -130,7 +130,7 @@ def test_worker_runs_in_a_private_temporary_directory_removed_afterwards():
 
 
 def test_worker_runs_under_the_address_space_limit():
-    from atrl.harness.worker import GIB, WorkerLimits
+    from atrl.harness.sandbox.worker import GIB, WorkerLimits
 
     with _pool(limits=WorkerLimits(address_space=3 * GIB)) as pool:
         facts = _ask(pool, {})

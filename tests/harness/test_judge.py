@@ -1,4 +1,4 @@
-"""The in-worker judge (`atrl.harness.judge.judge`): right solutions pass, each kind of broken
+"""The in-worker judge (`atrl.harness.stages.judge.judge`): right solutions pass, each kind of broken
 candidate is caught at its own failure class.
 
 Every judge call runs in a child process (candidates are untrusted, and a CUDA error poisons a
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from atrl.harness.failures import FAILURE_CLASSES
+from atrl.harness.feedback.failures import FAILURE_CLASSES
 from atrl.tasks.registry import get_task
 from atrl.tasks.task import Task
 
@@ -26,7 +26,7 @@ MARKER = "=== VERDICTS ==="
 
 _CHILD = r"""
 import dataclasses, json, os, sys, tempfile
-from atrl.harness.judge import JudgeOptions, judge
+from atrl.harness.stages.judge import JudgeOptions, judge
 from atrl.tasks.task import ShapeCase, Task
 
 jobs = json.load(sys.stdin)

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from atrl.harness.admission import ALLOWANCE_FLOOR, ALLOWANCE_SLACK, MemoryBudget
-from atrl.harness.judge import JudgeOptions
-from atrl.harness.memory_limits import address_space_limit, failed_request_bytes, overrun_message
-from atrl.harness.pool import WorkerPool
-from atrl.harness.worker import GIB, WorkerLimits
+from atrl.harness.sandbox.admission import ALLOWANCE_FLOOR, ALLOWANCE_SLACK, MemoryBudget
+from atrl.harness.sandbox.memory_limits import address_space_limit, failed_request_bytes, overrun_message
+from atrl.harness.sandbox.pool import WorkerPool
+from atrl.harness.sandbox.worker import GIB, WorkerLimits
+from atrl.harness.stages.judge import JudgeOptions
 from atrl.tasks.registry import get_task
 from atrl.tasks.task import Task
 
@@ -138,7 +138,7 @@ def test_a_gpu_jobs_cap_is_its_allowance_as_a_share_of_the_device(monkeypatch):
 
     import torch
 
-    from atrl.harness import memory_limits
+    from atrl.harness.sandbox import memory_limits
 
     fractions = []
     monkeypatch.setattr(memory_limits, "CURRENT", None)
@@ -156,7 +156,7 @@ def test_a_gpu_jobs_cap_is_its_allowance_as_a_share_of_the_device(monkeypatch):
 def test_closing_the_pool_fails_a_job_that_waits_for_memory_at_once():
     import time
 
-    from atrl.harness.pool import PoolClosedError
+    from atrl.harness.sandbox.pool import PoolClosedError
 
     small = get_task("builtin/relu")
     pool = _pool(2, 1536 << 20)  # room for one small job's allowance (1 GiB + its estimate) at a time

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from atrl.harness.failures import FAILURE_CLASSES
-from atrl.harness.pool import PoolClosedError, StageTimeouts, WorkerPool, scrubbed_env
-from atrl.harness.worker import GIB, WorkerLimits
+from atrl.harness.feedback.failures import FAILURE_CLASSES
+from atrl.harness.sandbox.pool import PoolClosedError, StageTimeouts, WorkerPool, scrubbed_env
+from atrl.harness.sandbox.worker import GIB, WorkerLimits
 from atrl.tasks.task import Task
 
 HERE = str(Path(__file__).parent)
@@ -161,11 +161,11 @@ def test_timing_lock_excludes_others_and_is_freed_when_its_holder_is_killed(tmp_
     import subprocess
     import sys
 
-    from atrl.harness.worker import DeviceTimingLock
+    from atrl.harness.sandbox.worker import DeviceTimingLock
 
     path = str(tmp_path / "gpu0.lock")
     holder = subprocess.Popen([sys.executable, "-c",
-                               "import sys, time\nfrom atrl.harness.worker import DeviceTimingLock\n"
+                               "import sys, time\nfrom atrl.harness.sandbox.worker import DeviceTimingLock\n"
                                f"DeviceTimingLock({path!r}).acquire()\nprint('held', flush=True)\ntime.sleep(60)"],
                               stdout=subprocess.PIPE, text=True)
     try:
@@ -180,7 +180,7 @@ def test_timing_lock_excludes_others_and_is_freed_when_its_holder_is_killed(tmp_
 
 
 def test_crash_summary_keeps_fatal_error_and_candidate_frames_only():
-    from atrl.harness.crash import crash_summary
+    from atrl.harness.sandbox.crash import crash_summary
 
     output = ("Fatal Python error: Segmentation fault\n\nCurrent thread 0x7f (most recent call first):\n"
               '  File "/tmp/atrl-worker-x/candidate_ab12.py", line 14 in relu_kernel\n'
@@ -197,7 +197,7 @@ def test_crash_summary_keeps_fatal_error_and_candidate_frames_only():
 def test_timing_waits_for_shared_device_work_and_shared_work_waits_for_timing(tmp_path):
     import threading
 
-    from atrl.harness.worker import DeviceTimingLock
+    from atrl.harness.sandbox.worker import DeviceTimingLock
 
     path = str(tmp_path / "gpu0.lock")
     correctness, timer = DeviceTimingLock(path), DeviceTimingLock(path)  # separate holders, as in two workers
@@ -215,7 +215,7 @@ def test_timing_waits_for_shared_device_work_and_shared_work_waits_for_timing(tm
 
 
 def test_a_shared_holder_that_starts_timing_drops_its_shared_hold(tmp_path):
-    from atrl.harness.worker import DeviceTimingLock
+    from atrl.harness.sandbox.worker import DeviceTimingLock
 
     lock = DeviceTimingLock(str(tmp_path / "gpu0.lock"))
     lock.acquire_shared()
@@ -280,7 +280,7 @@ def test_gpu_pools_cap_each_workers_gpu_memory_and_cpu_pools_do_not():
 def test_cap_gpu_memory_sets_pytorchs_per_process_fraction(monkeypatch):
     import torch
 
-    from atrl.harness.worker import cap_gpu_memory
+    from atrl.harness.sandbox.worker import cap_gpu_memory
 
     calls = []
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
@@ -323,7 +323,7 @@ def _judge_while_the_gpu_is_busy(lock_dir, busy_s: float, timeouts: StageTimeout
         assert _run(pool, "ok").ok  # the worker is up before the device gets busy
         path = str(lock_dir / "gpu0.lock")
         holder = subprocess.Popen([sys.executable, "-c",
-                                   "import time\nfrom atrl.harness.worker import DeviceTimingLock\n"
+                                   "import time\nfrom atrl.harness.sandbox.worker import DeviceTimingLock\n"
                                    f"DeviceTimingLock({path!r}).acquire()\nprint('held', flush=True)\n"
                                    f"time.sleep({busy_s})"], stdout=subprocess.PIPE, text=True)
         try:

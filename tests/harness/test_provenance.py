@@ -1,4 +1,4 @@
-"""Who computed the result (`atrl.harness.provenance`): the recorded data path of one forward
+"""Who computed the result (`atrl.harness.stages.provenance`): the recorded data path of one forward
 call, and the decision under the strict and partial policies.
 
 The recorder tests run in this process on the CPU through the Triton interpreter (the kernels
@@ -20,7 +20,7 @@ import triton
 import triton.language as tl
 from torch.utils._python_dispatch import _disable_current_modes
 
-from atrl.harness.provenance import (
+from atrl.harness.stages.provenance import (
     ProvenanceRule,
     Work,
     decide,

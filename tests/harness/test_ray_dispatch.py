@@ -7,7 +7,7 @@ from concurrent.futures import Future
 
 import pytest
 
-from atrl.harness.ray_dispatch import Dispatcher, FleetLostError
+from atrl.harness.distributed.dispatch import Dispatcher, FleetLostError
 from atrl.harness.verdict import Verdict
 
 
@@ -119,7 +119,7 @@ def test_jobs_fail_clearly_when_every_actor_is_gone(dispatcher, actors):
 
 
 def test_a_lost_actor_is_probed_until_its_restart_and_then_used_again(dispatcher, actors, monkeypatch):
-    monkeypatch.setattr("atrl.harness.ray_dispatch.PROBE_RETRY_S", 0.01)
+    monkeypatch.setattr("atrl.harness.distributed.dispatch.PROBE_RETRY_S", 0.01)
     waiter = dispatcher.submit("k", None, "code", None)
     _until(lambda: sum(len(a.judge_calls) for a in actors) == 1)
     lost_on = next(i for i, a in enumerate(actors) if a.judge_calls)

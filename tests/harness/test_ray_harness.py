@@ -18,8 +18,8 @@ ray = pytest.importorskip("ray", reason="the Ray tests need the [ray] extra: pip
 from ray_runners import marked  # noqa: E402
 
 from atrl.harness.api import Harness  # noqa: E402
-from atrl.harness.ray_fleet import FleetOptions, stop_fleet  # noqa: E402
-from atrl.harness.ray_harness import RayHarness  # noqa: E402
+from atrl.harness.distributed.fleet import FleetOptions, stop_fleet  # noqa: E402
+from atrl.harness.distributed.ray_harness import RayHarness  # noqa: E402
 from atrl.tasks.registry import get_task  # noqa: E402
 
 pytestmark = pytest.mark.ray
@@ -116,7 +116,7 @@ def test_an_actor_killed_mid_run_loses_no_verdict(cluster):
 
 
 def _members(fleet: FleetOptions):
-    from atrl.harness.ray_fleet import fleet_status
+    from atrl.harness.distributed.fleet import fleet_status
 
     return fleet_status(fleet)
 
@@ -124,8 +124,8 @@ def _members(fleet: FleetOptions):
 DRIVER = """
 import json, sys
 import ray
-from atrl.harness.ray_fleet import FleetOptions
-from atrl.harness.ray_harness import RayHarness
+from atrl.harness.distributed.fleet import FleetOptions
+from atrl.harness.distributed.ray_harness import RayHarness
 ray.init(address=sys.argv[1], log_to_driver=False)
 pairs = json.loads(sys.argv[2])
 out = {}

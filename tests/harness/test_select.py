@@ -46,7 +46,7 @@ def test_ray_without_the_package_names_the_extra(without_ray):
 
 
 def test_connecting_without_the_package_names_the_extra(without_ray):
-    from atrl.harness.ray_fleet import connect
+    from atrl.harness.distributed.fleet import connect
 
     with pytest.raises(UsageError, match=r"atrl\[ray\]"):
         connect("ray://head.example:10001")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from atrl.harness.compare import check_precision, compare_tensor, relative_error
-from atrl.harness.float64_slices import sliced_precision
+from atrl.harness.stages.compare import check_precision, compare_tensor, relative_error
+from atrl.harness.stages.float64_slices import sliced_precision
 
 
 def test_chunked_compare_tensor_equals_the_single_chunk_one_on_a_mismatching_output():

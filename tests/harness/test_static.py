@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from atrl.harness.failures import FAILURE_CLASSES
-from atrl.harness.static import check_static
-from atrl.harness.static_ascend import RULES as ASCEND_RULES
+from atrl.harness.feedback.failures import FAILURE_CLASSES
+from atrl.harness.static.ascend import RULES as ASCEND_RULES
+from atrl.harness.static.checks import check_static
 
 HEADER = """\
 import torch

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from atrl.harness.static import check_static
+from atrl.harness.static.checks import check_static
 
 HEADER = "import torch\nimport torch.nn as nn\nimport triton\nimport triton.language as tl\n"
 
@@ -76,7 +76,7 @@ def test_builtin_reference_solutions_pass_the_ascend_rules():
 
 
 def test_every_ascend_rule_has_cases_here():
-    from atrl.harness.failures import FAILURE_CLASSES
-    from atrl.harness.static_ascend import RULES
+    from atrl.harness.feedback.failures import FAILURE_CLASSES
+    from atrl.harness.static.ascend import RULES
 
     assert set(CASES) == set(RULES) and set(RULES) <= set(FAILURE_CLASSES)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from whole_file import load
 
-from atrl.harness.static import check_static, ignored_definitions
+from atrl.harness.static.checks import check_static, ignored_definitions
 
 RULE = "static:reference-access"
 POLICIES = ["strict", "partial"]

@@ -9,7 +9,7 @@ import torch
 from whole_file import load
 
 from atrl.harness.api import Harness
-from atrl.harness.loading import build_models, import_candidate, load_task_module, write_candidate
+from atrl.harness.stages.loading import build_models, import_candidate, load_task_module, write_candidate
 from atrl.tasks.registry import get_task
 
 ACCEPTED = load("accepted")

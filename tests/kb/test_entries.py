@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from atrl.harness.failures import FAILURE_CLASSES
+from atrl.harness.feedback.failures import FAILURE_CLASSES
 from atrl.kb.entries import EntryError, chunk_entry, load_entries, parse_entry, split_sections
 from atrl.kb.examples import builtin_examples
 

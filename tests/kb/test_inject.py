@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from atrl.harness.failures import ASCEND_ONLY_CLASSES, FAILURE_CLASSES
+from atrl.harness.feedback.failures import ASCEND_ONLY_CLASSES, FAILURE_CLASSES
 from atrl.kb.budget import approx_tokens, pack
 from atrl.kb.inject import KnowledgeInjector
 from atrl.kb.retriever import default_retriever

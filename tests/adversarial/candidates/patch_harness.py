@@ -2,7 +2,7 @@
 # class: monkeypatch
 # task: builtin/relu
 # attack: imports the harness to replace its comparison
-import atrl.harness.compare as cmp
+import atrl.harness.stages.compare as cmp
 cmp.compare_outputs = lambda *a, **k: (None, None)
 
 import torch

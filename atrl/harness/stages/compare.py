@@ -1,0 +1,232 @@
+"""Compare one candidate output with the reference: structure, shape, dtype, NaN/Inf, allclose,
+and the relative error against a float64 evaluation of the reference (precision downgrades).
+
+Pure functions over tensors; each check returns a `Mismatch` (failure class + message +
+statistics) or None.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+from atrl.harness.sandbox.footprint import COMPARE_CHUNK_ELEMENTS
+
+
+@dataclass
+class Mismatch:
+    """Why an output is wrong: a FAILURE_CLASSES key, a message, and the error statistics."""
+
+    error_class: str
+    message: str
+    stats: dict = field(default_factory=dict)
+
+
+@dataclass
+class OutputErrors:
+    """Error statistics of a passing or failing comparison (worst output of a tuple)."""
+
+    max_abs_error: float = 0.0
+    max_rel_error: float = 0.0
+    mismatch_fraction: float = 0.0
+    first_mismatch_index: list[int] | None = None
+    relative_error_vs_fp64: float | None = None
+
+
+def as_tensor_list(output) -> list[torch.Tensor] | None:
+    """A forward's output as a list of tensors (a tensor, or a tuple/list of tensors), else None."""
+    if isinstance(output, torch.Tensor):
+        return [output]
+    if isinstance(output, (tuple, list)) and all(isinstance(t, torch.Tensor) for t in output):
+        return list(output)
+    return None
+
+
+def check_structure(reference, candidate) -> Mismatch | None:
+    """Same kind of output: a tensor for a tensor, a tuple of as many tensors for a tuple."""
+    ref, cand = as_tensor_list(reference), as_tensor_list(candidate)
+    if cand is None or ref is None or isinstance(reference, torch.Tensor) != isinstance(candidate, torch.Tensor):
+        return Mismatch("correctness:output-type",
+                        f"forward returned {_describe(candidate)}; the reference returns {_describe(reference)}")
+    if len(ref) != len(cand):
+        return Mismatch("correctness:output-type", f"forward returned {len(cand)} tensors; the reference returns {len(ref)}")
+    return None
+
+
+def _describe(output) -> str:
+    if isinstance(output, torch.Tensor):
+        return "a tensor"
+    if isinstance(output, (tuple, list)):
+        kinds = sorted({type(t).__name__ for t in output})
+        return f"a {type(output).__name__} of {len(output)} ({', '.join(kinds)})"
+    return f"a {type(output).__name__}"
+
+
+def _index(flat_index: int, shape: torch.Size) -> list[int]:
+    index = []
+    for size in reversed(shape):
+        index.append(flat_index % size)
+        flat_index //= size
+    return list(reversed(index))
+
+
+def _flat_chunks(*tensors: torch.Tensor, chunk: int):
+    """(offset, float64 slices of each flattened tensor) for consecutive chunks of `chunk` elements,
+    so a comparison never holds more than one chunk of float64 copies."""
+    flats = [t.detach().reshape(-1) for t in tensors]
+    for start in range(0, flats[0].numel(), chunk):
+        yield start, [f[start:start + chunk].to(torch.float64) for f in flats]
+
+
+def compare_tensor(ref: torch.Tensor, cand: torch.Tensor, atol: float, rtol: float,
+                   name: str = "output", chunk: int = COMPARE_CHUNK_ELEMENTS) -> tuple[Mismatch | None, OutputErrors]:
+    """Shape, dtype, NaN/Inf where the reference is finite, then allclose(atol, rtol). Computed in
+    chunks of `chunk` elements (the statistics do not depend on it)."""
+    errors = OutputErrors()
+    if tuple(cand.shape) != tuple(ref.shape):
+        return Mismatch("correctness:shape", f"{name} shape {tuple(cand.shape)}, expected {tuple(ref.shape)}"), errors
+    if cand.dtype != ref.dtype:
+        return Mismatch("correctness:dtype", f"{name} dtype {cand.dtype}, expected {ref.dtype}"), errors
+    if cand.numel() == 0:
+        return None, errors
+    max_abs, max_rel, any_finite, count, bad_count = 0.0, 0.0, False, 0, 0
+    first: tuple[int, float, float] | None = None
+    for start, (r, c) in _flat_chunks(ref, cand, chunk=chunk):
+        bad_values = ~torch.isfinite(c) & torch.isfinite(r)
+        close = torch.isclose(c, r, atol=atol, rtol=rtol, equal_nan=True)
+        diff = (c - r).abs()
+        finite = torch.isfinite(diff)
+        if bool(finite.any()):
+            any_finite = True
+            max_abs = max(max_abs, float(diff[finite].max()))
+        rel = diff / r.abs().clamp_min(torch.finfo(torch.float64).tiny)
+        rel_finite = torch.isfinite(rel) & (r != 0)
+        if bool(rel_finite.any()):
+            max_rel = max(max_rel, float(rel[rel_finite].max()))
+        wrong = bad_values | ~close
+        chunk_count = int(wrong.sum())
+        count += chunk_count
+        bad_count += int(bad_values.sum())
+        if chunk_count and first is None:
+            at = int(wrong.nonzero()[0, 0])
+            first = (start + at, c[at].item(), r[at].item())
+    errors.max_abs_error = max_abs if any_finite else float("inf")
+    errors.max_rel_error = max_rel
+    errors.mismatch_fraction = count / ref.numel()
+    if first is not None:
+        flat, got, expected = first
+        errors.first_mismatch_index = _index(flat, ref.shape)
+        where = f"first at index {errors.first_mismatch_index}: got {got:.6g}, expected {expected:.6g}"
+        if bad_count:
+            share = bad_count / ref.numel()
+            return Mismatch("correctness:nan",
+                            f"{name} has NaN/Inf where the reference is finite ({share:.1%} of elements); {where}"), errors
+        return Mismatch(
+            "correctness:mismatch",
+            f"{name} differs beyond atol={atol:g}, rtol={rtol:g}: max abs error {errors.max_abs_error:.3g}, "
+            f"max rel error {errors.max_rel_error:.3g}, {errors.mismatch_fraction:.2%} of elements mismatched, {where}",
+        ), errors
+    return None, errors
+
+
+def error_norms(out: torch.Tensor, ref64: torch.Tensor, chunk: int = COMPARE_CHUNK_ELEMENTS) -> tuple[float, float]:
+    """(‖out − ref64‖₂², ‖ref64‖₂²) over the elements where the float64 reference is finite, in
+    chunks; squared norms add up over slices, so a bound can be computed slice by slice."""
+    num = den = 0.0
+    for _, (r, o) in _flat_chunks(ref64, out, chunk=chunk):
+        finite = torch.isfinite(r)
+        r, o = r[finite], o[finite]
+        num += float(torch.sum((o - r) ** 2))
+        den += float(torch.sum(r * r))
+    return num, den
+
+
+def norms_ratio(num: float, den: float) -> float:
+    """√num / √den of squared norms (the absolute norm when the reference is all zeros)."""
+    return num ** 0.5 / den ** 0.5 if den > 0 else num ** 0.5
+
+
+def relative_error(out: torch.Tensor, ref64: torch.Tensor, chunk: int = COMPARE_CHUNK_ELEMENTS) -> float:
+    """‖out − ref64‖₂ / ‖ref64‖₂ over the elements where the float64 reference is finite
+    (the absolute norm when the reference is all zeros)."""
+    return norms_ratio(*error_norms(out, ref64, chunk))
+
+
+def check_precision(ref: torch.Tensor, cand: torch.Tensor, ref64: torch.Tensor, bound: float,
+                    name: str = "output") -> tuple[Mismatch | None, float | None]:
+    """Relative error of the candidate against the float64 reference within `bound`.
+
+    The allowance grows to 8× the reference's own error when the reference, computed at the task
+    dtype, is itself further than `bound` from float64 (an ill-conditioned task): a faithful
+    kernel then errs as much as the reference, a lower-precision one far more."""
+    if not cand.is_floating_point() or not ref64.is_floating_point() or cand.numel() == 0:
+        return None, None
+    err = relative_error(cand, ref64)
+    return precision_failure(err, relative_error(ref, ref64), bound, ref.dtype, name), err
+
+
+def precision_failure(err: float, reference_err: float, bound: float, dtype: torch.dtype,
+                      name: str = "output") -> Mismatch | None:
+    """The precision check on relative errors already computed (whole, or summed over slices):
+    the candidate's `err` and the task-dtype reference's own `reference_err` against float64."""
+    allowed = max(bound, 8 * reference_err)
+    if err > allowed:
+        return Mismatch(
+            "correctness:precision",
+            f"precision downgrade: {name} has relative error {err:.3g} against a float64 reference, "
+            f"above the bound {allowed:.3g} for {dtype} (computed in lower precision, e.g. fp16/bf16/TF32?)",
+        )
+    return None
+
+
+def compare_outputs(reference, candidate, reference64, atol: float, rtol: float,
+                    bound: float, name: str = "output") -> tuple[Mismatch | None, OutputErrors]:
+    """All checks over every tensor of the output; the first failure, and the worst errors seen.
+    `name` is what messages call the value ("output", or "input 0" for an input updated in place)."""
+    structure = check_structure(reference, candidate)
+    if structure is not None:
+        return structure, OutputErrors()
+    refs, cands = as_tensor_list(reference), as_tensor_list(candidate)
+    refs64 = as_tensor_list(reference64) if reference64 is not None else None
+    worst = OutputErrors()
+    for i, (ref, cand) in enumerate(zip(refs, cands, strict=True)):
+        label = name if len(refs) == 1 else f"{name}[{i}]"
+        failure, errors = compare_tensor(ref, cand, atol, rtol, label)
+        _merge(worst, errors)
+        if failure is not None:
+            return failure, worst
+        if refs64 is not None and i < len(refs64):
+            failure, err = check_precision(ref, cand, refs64[i], bound, label)
+            if err is not None:
+                worst.relative_error_vs_fp64 = max(worst.relative_error_vs_fp64 or 0.0, err)
+            if failure is not None:
+                return failure, worst
+    return None, worst
+
+
+def compare_inputs(reference: list, candidate: list, reference64: list | None, atol: float, rtol: float,
+                   bound: float) -> tuple[Mismatch | None, OutputErrors]:
+    """Inputs after a call that updates them in place: every tensor input checked like an output
+    (named "input <position>"); other inputs cannot change and are skipped. The first failure,
+    and the worst errors seen."""
+    worst = OutputErrors()
+    for position, (ref, cand) in enumerate(zip(reference, candidate, strict=True)):
+        if not isinstance(ref, torch.Tensor):
+            continue
+        ref64 = reference64[position] if reference64 is not None else None
+        failure, errors = compare_outputs(ref, cand, ref64, atol, rtol, bound, name=f"input {position}")
+        _merge(worst, errors)
+        if failure is not None:
+            return failure, worst
+    return None, worst
+
+
+def _merge(worst: OutputErrors, errors: OutputErrors) -> None:
+    """Fold one comparison's error statistics into the worst seen so far."""
+    worst.max_abs_error = max(worst.max_abs_error, errors.max_abs_error)
+    worst.max_rel_error = max(worst.max_rel_error, errors.max_rel_error)
+    worst.mismatch_fraction = max(worst.mismatch_fraction, errors.mismatch_fraction)
+    worst.first_mismatch_index = worst.first_mismatch_index or errors.first_mismatch_index
+    if errors.relative_error_vs_fp64 is not None:
+        worst.relative_error_vs_fp64 = max(worst.relative_error_vs_fp64 or 0.0, errors.relative_error_vs_fp64)

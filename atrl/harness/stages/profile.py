@@ -1,0 +1,208 @@
+"""Stage 5 (profile, timed backends): how fast is the candidate against the eager reference.
+
+Per input case: warm-up calls, then `timed_calls` CUDA-event timings of each side, alternating
+reference and candidate (and which goes first), with the L2 cache flushed before every timed
+call; medians in milliseconds, speedup = reference / candidate. Before the last timed call the
+candidate's previous output is poisoned and then the inputs are refilled in place with fresh
+values (in that order: an in-place task's output is its input), and that call's output is
+checked (caching or lazy results fail as `correctness:timed-output`), and so are its inputs
+where the reference updates its inputs in place.
+One extra candidate call under `torch.profiler` lists the device kernels and the share of device
+time spent in the candidate's own Triton kernels (coverage; below the threshold it is flagged). Multi-case tasks report geometric
+means over cases (so speedup is the geometric mean of the per-case speedups).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from atrl.backends.base import Backend
+from atrl.harness.stages.compare import Mismatch, compare_inputs, compare_outputs
+from atrl.harness.stages.correctness import CandidateRunner, poison
+from atrl.harness.stages.inputs import Inputs, copy_inputs, input_cases
+from atrl.harness.stages.loading import LoadedModels, seed_everything
+from atrl.harness.stages.trace import StageFailure
+from atrl.harness.verdict import Timing
+from atrl.tasks.task import Task
+
+SPEEDUP_REVIEW = 10.0
+
+
+@dataclass
+class ProfileSettings:
+    timed_calls: int
+    warmup_calls: int
+    seed: int
+    compile_baseline: bool
+    coverage_threshold: float
+    reference_mutates_inputs: bool = False
+
+
+def _timings_ms(backend: Backend, fn: Callable[[], object], calls: int) -> list[float]:
+    return [backend.time_call_ms(fn) for _ in range(calls)]
+
+
+def _refill(dst: Inputs, src: Inputs) -> None:
+    for d, s in zip(dst, src, strict=True):
+        if isinstance(d, torch.Tensor):
+            d.copy_(s)
+
+
+def profiled_kernels(backend: Backend, fn: Callable[[], object], triton_names: set[str]) -> list[dict]:
+    """Device kernels of one call of `fn`: [{"name", "ms", "share", "triton"}], longest first."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # torch's notice that events clear per cycle
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            fn()
+            backend.synchronize()
+    totals: dict[str, float] = {}
+    for event in prof.key_averages():
+        us = getattr(event, "self_device_time_total", None)
+        if us is None:
+            us = getattr(event, "self_cuda_time_total", 0.0)
+        if us and us > 0:
+            totals[event.key] = totals.get(event.key, 0.0) + float(us)
+    total = sum(totals.values())
+    kernels = [
+        {"name": name, "ms": us / 1000.0, "share": us / total if total else 0.0,
+         "triton": any(name.startswith(n) for n in triton_names)}
+        for name, us in totals.items()
+    ]
+    return sorted(kernels, key=lambda k: -k["ms"])
+
+
+def _time_case(backend: Backend, models: LoadedModels, runner: CandidateRunner, inputs: Inputs,
+               fresh: Inputs, settings: ProfileSettings, compiled: nn.Module | None,
+               triton_names: set[str], atol: float, rtol: float, label: str) -> dict:
+    reference, candidate = models.reference, models.candidate
+    ref_inputs, cand_inputs = copy_inputs(inputs), copy_inputs(inputs)
+    last: list[object] = [None]
+
+    def run_reference() -> object:
+        return reference(*ref_inputs)
+
+    def run_candidate() -> None:
+        last[0] = candidate(*cand_inputs)
+
+    with torch.no_grad():
+        for _ in range(settings.warmup_calls):
+            run_reference()
+            run_candidate()
+        backend.synchronize()
+        ref_ms: list[float] = []
+        cand_ms: list[float] = []
+        for i in range(settings.timed_calls):
+            if i == settings.timed_calls - 1:
+                # poison first: an output that is an input (in-place tasks) then gets fresh values
+                for tensor in runner.previous_outputs + [t for t in _tensors(last[0])]:
+                    poison(tensor)
+                _refill(ref_inputs, fresh)
+                _refill(cand_inputs, fresh)
+                backend.synchronize()
+            if i % 2:
+                cand_ms.append(backend.time_call_ms(run_candidate))
+                ref_ms.append(backend.time_call_ms(run_reference))
+            else:
+                ref_ms.append(backend.time_call_ms(run_reference))
+                cand_ms.append(backend.time_call_ms(run_candidate))
+        expected_inputs = copy_inputs(fresh)
+        expected = reference(*expected_inputs)
+        failure = _timed_call_failure(expected, last[0], expected_inputs, cand_inputs,
+                                      settings.reference_mutates_inputs, atol, rtol)
+        if failure is not None:
+            raise StageFailure("correctness:timed-output", f"{label}, last timed call: {failure.message}")
+        case = {"candidate_ms": statistics.median(cand_ms), "reference_ms": statistics.median(ref_ms)}
+        if compiled is not None:
+            for _ in range(settings.warmup_calls):
+                compiled(*ref_inputs)
+            case["compile_reference_ms"] = statistics.median(
+                _timings_ms(backend, lambda: compiled(*ref_inputs), settings.timed_calls))
+        case["kernels"] = profiled_kernels(backend, run_candidate, triton_names)
+    case["speedup"] = case["reference_ms"] / case["candidate_ms"]
+    return case
+
+
+def _timed_call_failure(expected, output, expected_inputs: Inputs, cand_inputs: Inputs, mutates: bool,
+                        atol: float, rtol: float) -> Mismatch | None:
+    """The last timed call's output against the reference's on the same fresh inputs; where the
+    reference updates its inputs in place, the candidate's inputs against the reference's too."""
+    failure, _ = compare_outputs(expected, output, None, atol, rtol, math.inf)
+    if failure is not None or not mutates:
+        return failure
+    return compare_inputs(expected_inputs, cand_inputs, None, atol, rtol, math.inf)[0]
+
+
+def _tensors(output) -> list[torch.Tensor]:
+    if isinstance(output, torch.Tensor):
+        return [output]
+    if isinstance(output, (tuple, list)):
+        return [t for t in output if isinstance(t, torch.Tensor)]
+    return []
+
+
+def _geomean(values: list[float]) -> float:
+    return math.exp(sum(math.log(max(v, 1e-12)) for v in values) / len(values))
+
+
+def profile_candidate(task: Task, models: LoadedModels, backend: Backend, runner: CandidateRunner,
+                      settings: ProfileSettings, dtype: torch.dtype,
+                      triton_names: set[str]) -> tuple[Timing, list[str]]:
+    """Time every case; returns the Timing and review flags. Raises StageFailure for a wrong
+    timed output. Low coverage is a review flag: who computed the result was decided on the
+    recorded data path during correctness, the same way on every backend."""
+    atol, rtol = task.tolerances()
+    compiled = torch.compile(models.reference) if settings.compile_baseline else None
+    seed_everything(settings.seed)
+    cases = input_cases(models.task_module, task.multi_case, backend.device, dtype)
+    seed_everything(settings.seed + 10_007)
+    fresh_cases = input_cases(models.task_module, task.multi_case, backend.device, dtype)
+    results = []
+    for index, (inputs, fresh) in enumerate(zip(cases, fresh_cases, strict=True)):
+        label = "timing" if len(cases) == 1 else f"timing, case {index}"
+        results.append(_time_case(backend, models, runner, inputs, fresh, settings, compiled,
+                                  triton_names, atol, rtol, label))
+    kernels = _merge_kernels([k for case in results for k in case.pop("kernels")])
+    total = sum(k["ms"] for k in kernels)
+    coverage = sum(k["ms"] for k in kernels if k["triton"]) / total if total > 0 else None
+    timing = Timing(
+        candidate_ms=_geomean([c["candidate_ms"] for c in results]),
+        reference_ms=_geomean([c["reference_ms"] for c in results]),
+        speedup=_geomean([c["speedup"] for c in results]),
+        coverage=coverage,
+        kernels=kernels,
+        cases=results if task.multi_case else [],
+    )
+    if compiled is not None:
+        timing.compile_reference_ms = _geomean([c["compile_reference_ms"] for c in results])
+        timing.speedup_vs_compile = timing.compile_reference_ms / timing.candidate_ms
+    flags = []
+    if timing.speedup > SPEEDUP_REVIEW:
+        flags.append(f"speedup>10x: review ({timing.speedup:.1f}x)")
+    if coverage is not None and coverage < settings.coverage_threshold:
+        flags.append(f"low-coverage: only {coverage:.0%} of device time is in the candidate's Triton kernels "
+                     f"(threshold {settings.coverage_threshold:.0%}); top: {_top(kernels)}")
+    return timing, flags
+
+
+def _merge_kernels(kernels: list[dict]) -> list[dict]:
+    merged: dict[str, dict] = {}
+    for k in kernels:
+        entry = merged.setdefault(k["name"], {"name": k["name"], "ms": 0.0, "share": 0.0, "triton": k["triton"]})
+        entry["ms"] += k["ms"]
+    total = sum(e["ms"] for e in merged.values())
+    for e in merged.values():
+        e["share"] = e["ms"] / total if total else 0.0
+    return sorted(merged.values(), key=lambda e: -e["ms"])
+
+
+def _top(kernels: list[dict]) -> str:
+    return ", ".join(f"{k['share']:.0%} in {k['name']}" for k in kernels[:3])

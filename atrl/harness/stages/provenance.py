@@ -1,0 +1,481 @@
+"""Who computed the result: the data path of one forward call, recorded on every backend.
+
+`ProvenanceRecorder` is a `TorchDispatchMode` entered around the candidate's forward and, through
+the launch hook, an observer of its Triton launches. Every aten op that produces or writes tensor
+data becomes an `Event` of one kind:
+
+- `constant`: allocation and fills (`empty`, `zeros_like`, `fill_`, random draws) — no data in;
+- `copy`: data movement that keeps values (`clone`, `copy_`, `_to_copy`: layout, dtype, device);
+- `torch`: any other op that makes data — PyTorch compute, with its bytes moved and FLOPs;
+- `triton`: a Triton launch; it reads and may write every tensor argument (the interpreter indeed
+  copies every argument's storage back), so it counts as a writer of all of them;
+- `input` / `state`: the forward's inputs and the tensors the module holds when the call starts;
+- `python-constant`: a small tensor built from Python values (`torch.tensor(0.5)`); it counts as
+  `untracked` on the path of an output that has no more elements than it (a result, not a
+  parameter: `torch.tensor([loss])`);
+- `untracked`: data no recorded event produced — a tensor made from numpy or Python values, or
+  a buffer whose bytes changed between recorded events (written through a numpy view).
+
+Views and metadata ops (outputs that share an input's storage, `size`, `item`) are no events.
+Each storage (keyed by device and data pointer) keeps the events that wrote it since it was
+allocated, and each event the writers of what it read, so the events behind an output — its
+data path — are found by walking back from the output's storage. A fingerprint of each storage
+is taken after every recorded write and compared before every recorded read and at the end, so
+a write that bypassed PyTorch's dispatcher and Triton's launcher shows up as `untracked`.
+Values read to the host (`.item()`, `.tolist()`) may flow anywhere afterwards, so the events
+behind them count as being on every output's data path.
+
+`decide` turns a record into a verdict under a compute policy: `strict` rejects any PyTorch
+compute on the data path; `partial` requires the Triton share of the work — one minus the bytes
+moved by PyTorch ops on the data path over the bytes moved by the reference's own ops — to reach
+the threshold. Library kernels the reference itself runs (GEMM, convolution, attention:
+`LIBRARY_OPS`) may stay in PyTorch under `partial`, as KernelBench's fusion tasks intend (a
+candidate that keeps a 137 GFLOP GEMM in PyTorch and fuses its epilogue in Triton): up to the
+reference's own library bytes they are left out of both sides, and the share is measured over the
+rest of the reference's work. Under both, data from outside PyTorch and Triton, or an output no Triton launch
+contributed to in this call, is rejected.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+from torch.utils.flop_counter import flop_registry
+
+from atrl.harness.stages.compare import Mismatch
+
+StorageKey = tuple[str, int, int]  # device type, device index (-1: none), storage data pointer
+
+CONSTANT_OPS = frozenset({
+    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros", "zeros_like",
+    "new_zeros", "ones", "ones_like", "new_ones", "full", "full_like", "new_full", "fill", "fill_", "zero",
+    "zero_", "scalar_tensor", "arange", "linspace", "logspace", "eye", "rand", "rand_like", "randn",
+    "randn_like", "randint", "randint_like", "randperm", "normal_", "uniform_", "random_", "resize_",
+    "resize_as_",
+})
+COPY_OPS = frozenset({
+    "copy", "copy_", "_copy_from", "_copy_from_and_resize", "clone", "_to_copy", "lift_fresh_copy",
+    "detach_copy", "alias_copy", "view_copy", "_reshape_copy", "expand_copy", "permute_copy", "t_copy",
+    "transpose_copy", "slice_copy", "select_copy", "unsqueeze_copy", "squeeze_copy", "as_strided_copy",
+    "narrow_copy", "unfold_copy", "_pin_memory", "_to_dense", "to_dense",
+})
+# In-place ops that change only a tensor's metadata (the schema marks them as writes)
+METADATA_INPLACE_OPS = frozenset({
+    "t_", "transpose_", "squeeze_", "unsqueeze_", "as_strided_", "swapdims_", "swapaxes_", "detach_",
+})
+HOST_READ_OPS = frozenset({"_local_scalar_dense", "equal", "is_nonzero", "allclose"})
+# A Python constant (`torch.tensor(0.5)`) passed along is no computation of the result as long
+# as it is small and smaller than the output (see `decide`); a larger one carries the result itself.
+MAX_CONSTANT_ELEMENTS = 64
+_CHUNK_WORDS = 1 << 22
+
+
+@dataclass(frozen=True)
+class Event:
+    """One recorded step: what ran (`kind`, `name`), the work it did, the events it read from."""
+
+    index: int
+    kind: str  # input | state | constant | python-constant | copy | torch | triton | untracked
+    name: str
+    bytes: int = 0
+    flops: int = 0
+    deps: tuple[int, ...] = ()
+    elements: int = 0  # of a python-constant
+
+
+@dataclass(frozen=True)
+class Work:
+    """Bytes moved and FLOPs of a set of PyTorch compute events; `library_bytes`: the part of
+    `bytes` moved by library kernels (`LIBRARY_OPS`)."""
+
+    bytes: int = 0
+    flops: int = 0
+    library_bytes: int = 0
+
+
+# Library kernels (as the dispatcher sees them: `linear` and `matmul` arrive as these) that a
+# `partial`-policy candidate may leave in PyTorch where the reference runs them too.
+LIBRARY_OPS = frozenset({
+    "aten.mm", "aten.addmm", "aten.bmm", "aten.baddbmm", "aten.convolution", "aten._convolution",
+    "aten.cudnn_convolution", "aten.cudnn_convolution_transpose", "aten.mkldnn_convolution",
+    "aten.convolution_overrideable", "aten._scaled_dot_product_flash_attention",
+    "aten._scaled_dot_product_efficient_attention", "aten._scaled_dot_product_cudnn_attention",
+    "aten._scaled_dot_product_flash_attention_for_cpu",
+})
+
+
+@dataclass(frozen=True)
+class ProvenanceRule:
+    """The compute policy ("strict" | "partial") and the Triton share `threshold` under partial."""
+
+    policy: str
+    threshold: float
+
+
+def _storage_key(tensor: torch.Tensor) -> StorageKey | None:
+    if tensor.device.type == "meta":
+        return None
+    storage = tensor.untyped_storage()
+    if storage.nbytes() == 0:
+        return None
+    return (tensor.device.type, -1 if tensor.device.index is None else tensor.device.index, storage.data_ptr())
+
+
+def _tensors(values: Iterable[object]) -> list[torch.Tensor]:
+    """Tensors among `values`, looking into tuples, lists and Triton tensor descriptors."""
+    found: list[torch.Tensor] = []
+    for value in values:
+        if isinstance(value, torch.Tensor):
+            found.append(value)
+        elif isinstance(value, (tuple, list)):
+            found.extend(_tensors(value))
+        elif isinstance(getattr(value, "base", None), torch.Tensor):
+            found.append(value.base)
+    return found
+
+
+def _nbytes(tensor: torch.Tensor) -> int:
+    return tensor.numel() * tensor.element_size()
+
+
+_weights: dict[torch.device, torch.Tensor] = {}
+
+
+def fingerprint(tensor: torch.Tensor) -> tuple[int, int]:
+    """Two sums over the 32-bit words (or bytes) of `tensor`'s whole storage — plain and weighted by
+    position — which change when any byte changes, except in contrived collisions."""
+    storage = tensor.untyped_storage()
+    raw = torch.empty(0, dtype=torch.uint8, device=tensor.device).set_(storage)
+    words = raw.view(torch.int32) if raw.numel() % 4 == 0 else raw
+    weights = _weights.get(tensor.device)
+    if weights is None:
+        weights = _weights[tensor.device] = torch.arange(1, _CHUNK_WORDS + 1, dtype=torch.int64, device=tensor.device)
+    # int64 sums on the device (wrapping on overflow), read back once
+    sums = torch.zeros(2, dtype=torch.int64, device=tensor.device)
+    for start in range(0, words.numel(), _CHUNK_WORDS):
+        chunk = words[start:start + _CHUNK_WORDS].to(torch.int64)
+        sums[0] += chunk.sum()
+        sums[1] = sums[1] * 1_000_003 + (chunk * weights[: chunk.numel()]).sum()
+    plain, weighted = sums.tolist()
+    return plain, weighted
+
+
+def _flops(func, args: tuple, kwargs: dict, out: object, outputs: list[torch.Tensor]) -> int:
+    counter = flop_registry.get(func.overloadpacket)
+    if counter is not None:
+        return int(counter(*args, **kwargs, out_val=out))
+    return max((t.numel() for t in outputs), default=0)
+
+
+def _written_arguments(func, args: tuple, kwargs: dict) -> list[torch.Tensor]:
+    """The tensor arguments `func`'s schema marks as written (`Tensor(a!)`: in-place and out=)."""
+    written: list[torch.Tensor] = []
+    for position, argument in enumerate(func._schema.arguments):
+        if argument.alias_info is None or not argument.alias_info.is_write:
+            continue
+        value = args[position] if position < len(args) else kwargs.get(argument.name)
+        written.extend(_tensors([value]))
+    return written
+
+
+def _own_type(value: object) -> bool:
+    """An object of a class the candidate defined (not of Python, torch, triton or numpy)."""
+    package = type(value).__module__.split(".")[0]
+    return package not in ("builtins", "torch", "triton", "numpy", "types", "functools", "typing")
+
+
+def module_tensors(root: object, depth: int = 4) -> list[torch.Tensor]:
+    """Tensors held by a module (parameters, buffers, attributes, in containers and submodules)."""
+    found: list[torch.Tensor] = []
+    seen: set[int] = set()
+
+    def visit(value: object, level: int) -> None:
+        if id(value) in seen or level < 0:
+            return
+        seen.add(id(value))
+        if isinstance(value, torch.Tensor):
+            found.append(value)
+        elif isinstance(value, dict):
+            for item in value.values():
+                visit(item, level - 1)
+        elif isinstance(value, (list, tuple, set)):
+            for item in value:
+                visit(item, level - 1)
+        elif isinstance(value, torch.nn.Module):
+            found.extend(value.parameters())
+            found.extend(value.buffers())
+            for item in vars(value).values():
+                visit(item, level - 1)
+        elif hasattr(value, "__dict__") and not isinstance(value, type) and _own_type(value):
+            for item in vars(value).values():
+                visit(item, level - 1)
+
+    visit(root, depth)
+    return found
+
+
+class ProvenanceRecorder(TorchDispatchMode):
+    """Records the events of one call (see the module docstring). `verify_writes=False` skips the
+    fingerprints (for the reference, whose work is all that is wanted)."""
+
+    def __init__(self, verify_writes: bool = True) -> None:
+        super().__init__()
+        self.verify_writes = verify_writes
+        self.events: list[Event] = []
+        self.writers: dict[StorageKey, list[int]] = {}
+        self.fingerprints: dict[StorageKey, tuple[int, int]] = {}
+        self.host_reads: set[int] = set()
+        self.largest_output = 0
+        self._quiet = 0
+
+    # --- registration -------------------------------------------------------------------------
+    def register(self, tensors: Iterable[torch.Tensor], kind: str, name: str) -> None:
+        """Mark existing tensors as sources of data (`input` or `state`), before the call."""
+        for tensor in tensors:
+            key = _storage_key(tensor)
+            if key is not None and key not in self.writers:
+                self.writers[key] = [self._add(kind, name)]
+                self._remember(key, tensor)
+
+    def _add(self, kind: str, name: str, work: Work = Work(), deps: Iterable[int] = (), elements: int = 0) -> int:
+        index = len(self.events)
+        self.events.append(Event(index, kind, name, work.bytes, work.flops, tuple(sorted(set(deps))), elements))
+        return index
+
+    @contextmanager
+    def quiet(self) -> Iterator[None]:
+        """Ops run inside are not recorded (the recorder's own and the launcher's)."""
+        self._quiet += 1
+        try:
+            yield
+        finally:
+            self._quiet -= 1
+
+    def _remember(self, key: StorageKey, tensor: torch.Tensor) -> None:
+        if self.verify_writes:
+            with self.quiet():
+                self.fingerprints[key] = fingerprint(tensor)
+
+    def _sources(self, tensor: torch.Tensor, first_seen: str = "data made outside PyTorch's ops") -> list[int]:
+        """The events that wrote `tensor`'s storage, checking it was not changed behind our back."""
+        key = _storage_key(tensor)
+        if key is None:
+            return []
+        if key not in self.writers:
+            self.writers[key] = [self._add("untracked", f"{tuple(tensor.shape)} {first_seen}")]
+            self._remember(key, tensor)
+        elif self.verify_writes:
+            with self.quiet():
+                now = fingerprint(tensor)
+            if now != self.fingerprints.get(key):
+                self.writers[key].append(self._add(
+                    "untracked", f"{tuple(tensor.shape)} buffer written outside PyTorch's ops and Triton (e.g. a numpy view)"))
+                self.fingerprints[key] = now
+        return list(self.writers[key])
+
+    def _write(self, tensor: torch.Tensor, event: int, whole: bool) -> None:
+        key = _storage_key(tensor)
+        if key is None:
+            return
+        if whole or key not in self.writers:
+            self.writers[key] = [event]
+        else:
+            self.writers[key].append(event)
+        self._remember(key, tensor)
+
+    # --- aten ops -------------------------------------------------------------------------------
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if self._quiet:
+            return func(*args, **kwargs)
+        name = func.overloadpacket.__name__
+        if name == "lift_fresh":
+            out = func(*args, **kwargs)
+            self._note_python_constant(out)
+            return out
+        if name in METADATA_INPLACE_OPS:
+            return func(*args, **kwargs)
+        written = _written_arguments(func, args, kwargs)
+        returns = func._schema.returns
+        if not written and returns and all(r.alias_info is not None for r in returns):
+            return func(*args, **kwargs)  # a view: same data, nothing made
+        inputs = _tensors(tree_flatten((args, kwargs))[0])
+        written_ids = {id(t) for t in written}
+        kind = "constant" if name in CONSTANT_OPS else "copy" if name in COPY_OPS else "torch"
+        reads_written = kind == "torch" and name.endswith("_")
+        read = [t for t in inputs if id(t) not in written_ids or reads_written] if kind != "constant" else []
+        deps = [e for t in read for e in self._sources(t)]
+        out = func(*args, **kwargs)
+        outputs = _tensors(tree_flatten(out)[0])
+        input_keys = {_storage_key(t) for t in inputs}
+        fresh = [t for t in outputs if _storage_key(t) not in input_keys]
+        if name in HOST_READ_OPS or (not fresh and not written and not outputs):
+            self.host_reads.update(deps)
+            return out
+        if not fresh and not written:
+            return out  # a view or alias: same data, nothing made
+        work = Work()
+        if kind == "torch":
+            unique = {id(t): t for t in inputs + outputs}.values()
+            work = Work(sum(_nbytes(t) for t in unique), _flops(func, args, kwargs, out, outputs))
+        event = self._add(kind, f"aten.{name}", work, deps)
+        for tensor in fresh:
+            self._write(tensor, event, whole=True)
+        for tensor in written:
+            # the old writers stay behind a partial write that does not read the old values
+            covers = _nbytes(tensor) >= tensor.untyped_storage().nbytes() and tensor.is_contiguous()
+            self._write(tensor, event, whole=covers or reads_written)
+        return out
+
+    def _note_python_constant(self, tensor: torch.Tensor) -> None:
+        """A tensor built from Python values (`torch.tensor(...)`): a constant while small."""
+        key = _storage_key(tensor)
+        if key is None or key in self.writers:
+            return
+        if tensor.numel() <= MAX_CONSTANT_ELEMENTS:
+            self.writers[key] = [self._add("python-constant", f"{tuple(tensor.shape)} tensor built from Python values",
+                                           elements=tensor.numel())]
+        else:
+            self.writers[key] = [self._add("untracked", f"{tuple(tensor.shape)} tensor built from Python/numpy values")]
+        self._remember(key, tensor)
+
+    # --- Triton launches --------------------------------------------------------------------------
+    @contextmanager
+    def launch(self, kernel: str, args: tuple, kwargs: dict) -> Iterator[None]:
+        """Launch observer: the launch reads and writes every tensor argument."""
+        tensors = _tensors(list(args) + list(kwargs.values()))
+        deps = [e for t in tensors for e in self._sources(t)]
+        work = Work(sum(_nbytes(t) for t in {id(t): t for t in tensors}.values()))
+        with self.quiet():
+            yield
+        event = self._add("triton", kernel, work, deps)
+        for tensor in tensors:
+            self._write(tensor, event, whole=False)
+
+    # --- the result ---------------------------------------------------------------------------------
+    def finish(self, outputs: list[torch.Tensor]) -> None:
+        """Check the outputs' storages once more after the call (a last unrecorded write)."""
+        for tensor in outputs:
+            self._sources(tensor)
+        self.largest_output = max((t.numel() for t in outputs), default=0)
+
+    def was_written(self, tensor: torch.Tensor) -> bool:
+        """Whether a recorded event of the call wrote `tensor`'s storage."""
+        key = _storage_key(tensor)
+        return key is not None and any(self.events[e].kind not in ("input", "state") for e in self.writers.get(key, []))
+
+    def data_path(self, roots: Iterable[torch.Tensor]) -> list[Event]:
+        """The events behind `roots`' storages (and behind every host read), in order."""
+        pending = [e for t in roots if (key := _storage_key(t)) is not None for e in self.writers.get(key, [])]
+        pending += list(self.host_reads)
+        seen: set[int] = set()
+        while pending:
+            index = pending.pop()
+            if index not in seen:
+                seen.add(index)
+                pending.extend(self.events[index].deps)
+        return [self.events[i] for i in sorted(seen)]
+
+    def compute_work(self) -> Work:
+        """Bytes and FLOPs of every PyTorch compute event (used on the reference's call)."""
+        compute = [e for e in self.events if e.kind == "torch"]
+        return Work(sum(e.bytes for e in compute), sum(e.flops for e in compute),
+                    sum(e.bytes for e in compute if e.name in LIBRARY_OPS))
+
+
+@contextmanager
+def recording(verify_writes: bool = True) -> Iterator[ProvenanceRecorder]:
+    """A recorder active over the block: aten ops through the dispatch mode, Triton launches
+    through the launch hook."""
+    from atrl.harness.stages.launch_hook import observe_launches
+
+    recorder = ProvenanceRecorder(verify_writes)
+    with observe_launches(recorder.launch), recorder:
+        yield recorder
+
+
+def record_candidate_state(recorder: ProvenanceRecorder, model: torch.nn.Module, inputs: list) -> None:
+    """Register the inputs and what the candidate holds (its module, its file's globals) as sources."""
+    recorder.register(_tensors(inputs), "input", "forward input")
+    recorder.register(module_tensors(model), "state", "module state")
+    module = sys.modules.get(type(model).__module__)
+    if module is not None:
+        recorder.register(module_tensors(list(vars(module).values()), depth=2), "state", "module global")
+
+
+def _mib(n: int) -> str:
+    return f"{n / (1 << 20):.2f} MiB" if n >= 1 << 20 else f"{n / 1024:.1f} KiB"
+
+
+def _top_ops(events: list[Event], total: int) -> str:
+    by_name: dict[str, int] = {}
+    for event in events:
+        by_name[event.name] = by_name.get(event.name, 0) + event.bytes
+    ranked = sorted(by_name.items(), key=lambda item: -item[1])[:4]
+    return ", ".join(f"{name} ({_mib(b)}" + (f", {b / total:.0%} of the reference's" if total else "") + ")"
+                     for name, b in ranked)
+
+
+def triton_share(path: list[Event], reference: Work) -> float:
+    """1 − (bytes moved by PyTorch compute on the data path) / (bytes moved by the reference), ≥ 0.
+    Where the reference runs library kernels and other work too, library kernels on the data path
+    up to the reference's own library bytes are left out of both (module docstring)."""
+    compute = [e for e in path if e.kind == "torch"]
+    torch_bytes = sum(e.bytes for e in compute)
+    rest = reference.bytes - reference.library_bytes
+    if reference.library_bytes > 0 and rest > 0:
+        kept = min(sum(e.bytes for e in compute if e.name in LIBRARY_OPS), reference.library_bytes)
+        return max(0.0, 1.0 - (torch_bytes - kept) / rest)
+    if reference.bytes <= 0:
+        return 0.0 if torch_bytes else 1.0
+    return max(0.0, 1.0 - torch_bytes / reference.bytes)
+
+
+def decide(recorder: ProvenanceRecorder, roots: list[torch.Tensor], rule: ProvenanceRule,
+           reference: Work) -> tuple[Mismatch | None, float]:
+    """The provenance verdict of one call: a failure (or None) and the Triton share of the work.
+    Zero-element outputs have no data to come from anywhere and are left out."""
+    positions = [i for i, root in enumerate(roots) if root.numel() > 0]
+    roots = [roots[i] for i in positions]
+    path = recorder.data_path(roots)
+    share = triton_share(path, reference)
+    untracked = [e for e in path if e.kind == "untracked"]
+    untracked += [e for root in roots for e in recorder.data_path([root])
+                  if e.kind == "python-constant" and e.elements >= root.numel()]
+    if untracked:
+        return Mismatch(
+            "correctness:untracked-data",
+            f"the result depends on data that no PyTorch op or Triton launch in forward produced: {untracked[0].name}. "
+            "Compute it in a Triton kernel; do not build results with numpy, Python lists, .tolist() or "
+            "torch.from_numpy"), share
+    for position, root in zip(positions, roots, strict=True):
+        if not any(e.kind == "triton" for e in recorder.data_path([root])):
+            sources = sorted({e.name for e in recorder.data_path([root])}) or ["nothing recorded"]
+            return Mismatch(
+                "correctness:no-triton-output",
+                f"output {position} was not produced by any Triton launch in this call (it came from: "
+                f"{', '.join(sources)[:200]}); every output must be computed by your kernels on every call, "
+                "not returned from a cache, a copy of the inputs or module state"), share
+    compute = [e for e in path if e.kind == "torch"]
+    if rule.policy == "strict" and compute:
+        return Mismatch(
+            "correctness:pytorch-compute",
+            f"PyTorch computed part of the result under the strict policy: {_top_ops(compute, reference.bytes)}. "
+            "Move that computation into your Triton kernel; use torch in forward only to allocate, view and "
+            "copy tensors"), share
+    if rule.policy == "partial" and share < rule.threshold:
+        return Mismatch(
+            "correctness:low-triton-share",
+            f"Triton's share of the work is {share:.0%} (threshold {rule.threshold:.0%}): PyTorch ops on the data "
+            f"path move {1 - share:.0%} of the bytes the reference's own ops move"
+            f"{' besides its GEMMs/convolutions (those may stay in PyTorch)' if reference.library_bytes else ''}"
+            f" — {_top_ops(compute, reference.bytes)}. "
+            "Move the largest of them into Triton kernels"), share
+    return None, share
+
