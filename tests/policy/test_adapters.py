@@ -15,8 +15,11 @@ def test_an_adapter_with_only_a_tokenizer_config_uses_the_base_models_tokenizer(
 
 def test_the_default_policy_needs_nothing_beyond_the_base_install():
     # `pip install -e .` (the README's main job) must be able to load the default policy's adapter
-    import tomllib
     from pathlib import Path
+
+    import pytest
+
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 
     project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["project"]
     required = {d.split(">")[0].split("=")[0].split("[")[0].strip() for d in project["dependencies"]}
