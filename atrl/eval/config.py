@@ -85,7 +85,9 @@ class EvalConfig(BaseModel):
         "--context-budget", "Context window in the policy's tokens (prompt + response).", ge=1))
     max_response_tokens: int = Field(512, **_flag("--max-response-tokens", "Tokens per response.", ge=1))
     summary_tokens: int = Field(_AGENT.summary_tokens, ge=1, description="Tokens per compaction summary.")
-    target_score: float | None = Field(None, ge=0.0, description="Stop an episode once a turn reaches this score.")
+    target_score: float | None = Field(None, ge=0.0, description=(
+        "Stop an episode once a turn reaches this score (default: at the first correct turn on an untimed "
+        "backend, where nothing scores higher; never early on a timed one)."))
     temperature: float = Field(0.7, **_flag("--temperature", "Sampling temperature (0 = greedy).", ge=0.0))
     top_p: float = Field(0.95, gt=0.0, le=1.0, description="Nucleus sampling mass.")
     seed: int = Field(0, **_flag("--seed", "Sampling seed.", ge=0))

@@ -72,8 +72,14 @@ def default_config() -> EvalConfig:
     return EvalConfig(tasks=list(DEFAULT_TASKS))
 
 
-def agent_config_for(config: EvalConfig, platform: str, preset: str | None) -> AgentConfig:
-    """The agent's settings for this run."""
+def agent_config_for(config: EvalConfig, platform: str, preset: str | None, timed: bool = True) -> AgentConfig:
+    """The agent's settings for this run. Without --target-score an episode on an untimed backend
+    stops at its first correct turn: a correct kernel's score there is the highest there is."""
+    from atrl.harness.score import ScoreConfig
+
+    target = config.target_score
+    if target is None and not timed:
+        target = ScoreConfig().correct
     return AgentConfig(
         max_turns=config.max_turns,
         turns_per_segment=config.turns_per_segment,
@@ -81,7 +87,7 @@ def agent_config_for(config: EvalConfig, platform: str, preset: str | None) -> A
         context_budget=config.context_budget,
         max_response_tokens=config.max_response_tokens,
         summary_tokens=config.summary_tokens,
-        target_score=config.target_score,
+        target_score=target,
         kb=config.kb,
         temperature=config.temperature,
         top_p=config.top_p,
@@ -221,7 +227,8 @@ def run_eval(
             backend = _judging_backend(config, harness)
             policy = policy if policy is not None else _load_policy(config)
             knowledge = _knowledge(config, backend.platform, policy)
-            agent_config = agent_config_for(config, backend.platform, config.preset or backend.default_preset)
+            agent_config = agent_config_for(config, backend.platform, config.preset or backend.default_preset,
+                                            timed=backend.timed)
             with Journal(out / EPISODES_FILE) as episodes, Journal(out / TRAJECTORIES_FILE) as trajectories, \
                     TurnJournal(out / TURNS_FILE, lockstep) as turn_journal:
 

@@ -37,9 +37,10 @@ def _replay_file(path: Path) -> Path:
 
 def _eval_args(replay: Path, out: Path) -> list[str]:
     # 2 tasks x 2 samples, 3 turns with a compaction after the second: generate calls are
-    # turn 0, turn 1, the summaries, turn 2 (seeds 3, 4, 5, 6)
+    # turn 0, turn 1, the summaries, turn 2 (seeds 3, 4, 5, 6); a target no turn reaches keeps
+    # every episode going after a correct turn
     return ["--policy", f"replay:{replay}", "--tasks", ",".join(TASKS), "--samples", "2", "--max-turns", "3",
-            "--turns-per-segment", "2", "--context-budget", "4096", "--seed", "3", "--no-kb",
+            "--turns-per-segment", "2", "--context-budget", "4096", "--seed", "3", "--no-kb", "--set", "target_score=9",
             "--backend", "interpreter", "--out", str(out)]
 
 

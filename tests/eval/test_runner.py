@@ -52,7 +52,8 @@ def test_replay_with_planted_failures_reports_exactly_the_planted_rates(tmp_path
     ]
     replay = tmp_path / "replay.jsonl"
     replay.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    config = _config(policy=f"replay:{replay}", tasks=["relu", "add", "sigmoid"], max_turns=2)
+    # a target no turn reaches: add's episode goes on after its correct turn 0
+    config = _config(policy=f"replay:{replay}", tasks=["relu", "add", "sigmoid"], max_turns=2, target_score=9.0)
     run_eval(config, tmp_path / "run")
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
     best, last = metrics["best_of_turns"], metrics["last_turn"]
@@ -136,3 +137,14 @@ def test_split_with_level_keeps_only_that_levels_tasks_of_the_part():
     assert level1 and all(t.level == 1 and t.id in heldout for t in level1)
     assert {t.id for t in everything} == heldout - {t.id for t in everything if t.skipped}
     assert len(level1) < len(everything)
+
+
+def test_on_an_untimed_backend_an_episode_stops_at_its_first_correct_turn(tmp_path):
+    from atrl.eval.runner import agent_config_for
+
+    assert agent_config_for(_config(), "interpreter", "small", timed=False).target_score == 1.0
+    assert agent_config_for(_config(), "cuda", None, timed=True).target_score is None
+    assert agent_config_for(_config(target_score=0.5), "interpreter", "small", timed=False).target_score == 0.5
+    run_eval(_config(policy="reference", tasks=["relu"], max_turns=3), tmp_path)
+    (episode,) = load_episodes(tmp_path)
+    assert len(episode.turns) == 1 and episode.stop_reason == "target_score"
