@@ -4,6 +4,8 @@
 #   source scripts/device_setup.sh        — second call: install the carried wheels, join the model parts,
 #                                           check the checksum, export PYTHONPATH and ATRL_SMOLLM2_GGUF;
 #                                           later calls (no parts carried) export them for the joined model
+#   stable_tree                           — after sourcing: enter a copy of the tree that later calls keep
+#                                           (for background jobs; see the end of this file)
 park="$HOME/atrl-model"
 mkdir -p "$park"
 # Ray's wheel parts (scripts/device_prepare.sh ray), parked as they come; installed once all are there
@@ -46,3 +48,14 @@ elif [ -f "$park/smollm2.gguf" ]; then  # a later call on the same machine: the 
     export ATRL_SMOLLM2_GGUF="$park/smollm2.gguf"
     echo "model ready: $ATRL_SMOLLM2_GGUF"
 fi
+# The GPU machine replaces the working tree on every call (carried folders not named again are
+# removed), and its $OUT is emptied at every call's start. Long background jobs therefore run
+# from a copy made once: `stable_tree` copies the tree to $ATRL_RUN_DIR on its first use and
+# enters it; later calls enter the same copy, where the jobs' results (runs/) keep growing.
+export ATRL_RUN_DIR="$HOME/atrl-run"
+stable_tree() {
+    if [ ! -d "$ATRL_RUN_DIR" ]; then
+        cp -a . "$ATRL_RUN_DIR" && echo "copied the tree to $ATRL_RUN_DIR"
+    fi
+    cd "$ATRL_RUN_DIR" && export PYTHONPATH="/tmp/site:$ATRL_RUN_DIR"
+}
