@@ -110,6 +110,22 @@ def test_summary_reports_false_rejections_and_uncaught_cheats():
     assert "| other | level1/19_ReLU | cheat | s | static:monkeypatch | timeout | **NO** |" in table
 
 
+def test_throughput_counts_evaluations_stages_and_the_timing_gpu_time():
+    def outcome(name, stages, candidate_ms=None, reference_ms=None):
+        return kset.Outcome(name=name, task="level1/19_ReLU", kind="correct", style="s", expect=(), ok=True,
+                            error_class=None, stage="done", seconds=1.0, stage_seconds=stages,
+                            candidate_ms=candidate_ms, reference_ms=reference_ms)
+
+    outcomes = [outcome("a", {"compile": 1.0, "correctness": 3.0, "profile": 4.0}, 2.0, 3.0),
+                outcome("b", {"compile": 1.0, "correctness": 1.0})]
+    lines = kset.throughput_lines(outcomes, wall=30.0, workers=2, calls_per_side=110)
+    assert "2 evaluations in 30 s with 2 workers: 4.0 evaluations per minute" in lines[2]
+    assert lines[3] == ("- worker time by stage: correctness 4 s (40%; median 2.00 s), profile 4 s (40%; median 4.00 s), "
+                        "compile 2 s (20%; median 1.00 s)")
+    # 110 calls per side at 2 + 3 ms: 0.55 s of GPU time for the one timed candidate
+    assert "need 0.6 s of GPU time; wall time / timing GPU time = 54.5" in lines[4]
+
+
 # One of each kind the interpreter judges as the manifest expects today (correct whole-file,
 # several kernels, a partial-policy conv fusion, a static cheat, two principled rejections).
 JUDGED_ON_CPU = ("l1_relu_whole_file", "l1_softmax_two_kernels", "l2_conv_relu_hardswish_inplace",
