@@ -41,7 +41,7 @@ BASE_MODEL_HINT = (
     "--policy hf:DIR or openai:MODEL@URL."
 )
 ADAPTER_HINT = (
-    "note: the default policy (SmolLM2-135M-Instruct with its shipped 135M-scale adapter) solves only some "
+    "note: the default policy (SmolLM2-135M-Instruct with its shipped LoRA adapter) solves only some "
     "simple kernels, so a run of few tasks and samples can show 0%. See docs/default-adapter.md for its "
     "measured rates, --policy reference for the whole cascade passing, and --policy hf:DIR or "
     "openai:MODEL@URL for a stronger model."
