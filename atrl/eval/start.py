@@ -78,14 +78,12 @@ def _check_policy(config: EvalConfig) -> None:
     if spec.kind == "hf" and not (target.is_dir() or (target.is_file() and target.suffix == ".gguf")):
         raise UsageError(f"{config.name_of('policy')}: no model at {target}",
                          "pass hf:DIR (a transformers model directory) or hf:FILE.gguf")
-    if spec.kind == "smollm2-135m":
-        from atrl.policy.hf import smollm2_gguf_path
+    if spec.kind in ("smollm2-135m", "smollm2-135m-triton"):
+        from atrl.policy.hf import shipped_adapter_dir, smollm2_gguf_path
 
         smollm2_gguf_path()  # the package that ships the weights file is installed
-    if spec.kind == "smollm2-135m-triton":
-        from atrl.policy.hf import shipped_adapter_dir
-
-        shipped_adapter_dir()  # the adapter and the base model's file are both there
+        if spec.kind == "smollm2-135m-triton":
+            shipped_adapter_dir()  # and the package data holds the adapter
 
 
 def _check_tasks(config: EvalConfig) -> None:

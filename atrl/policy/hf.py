@@ -31,7 +31,6 @@ def shipped_adapter_dir() -> Path:
     if not (directory / "adapter_model.safetensors").is_file():
         raise UsageError(f"the default policy's adapter is missing from {directory} (a broken installation)",
                          "reinstall atrl, or run with --policy smollm2-135m (the model without the adapter)")
-    smollm2_gguf_path()  # the base model's file must be there too
     return directory
 
 

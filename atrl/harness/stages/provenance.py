@@ -422,16 +422,21 @@ def _top_ops(events: list[Event], total: int) -> str:
                      for name, b in ranked)
 
 
+def _library_may_stay(reference: Work) -> bool:
+    """Whether the reference runs library kernels and other work too (only then may its library
+    kernels stay in PyTorch under `partial`)."""
+    return 0 < reference.library_bytes < reference.bytes
+
+
 def triton_share(path: list[Event], reference: Work) -> float:
     """1 − (bytes moved by PyTorch compute on the data path) / (bytes moved by the reference), ≥ 0.
     Where the reference runs library kernels and other work too, library kernels on the data path
     up to the reference's own library bytes are left out of both (module docstring)."""
     compute = [e for e in path if e.kind == "torch"]
     torch_bytes = sum(e.bytes for e in compute)
-    rest = reference.bytes - reference.library_bytes
-    if reference.library_bytes > 0 and rest > 0:
+    if _library_may_stay(reference):
         kept = min(sum(e.bytes for e in compute if e.name in LIBRARY_OPS), reference.library_bytes)
-        return max(0.0, 1.0 - (torch_bytes - kept) / rest)
+        return max(0.0, 1.0 - (torch_bytes - kept) / (reference.bytes - reference.library_bytes))
     if reference.bytes <= 0:
         return 0.0 if torch_bytes else 1.0
     return max(0.0, 1.0 - torch_bytes / reference.bytes)
@@ -474,7 +479,7 @@ def decide(recorder: ProvenanceRecorder, roots: list[torch.Tensor], rule: Proven
             "correctness:low-triton-share",
             f"Triton's share of the work is {share:.0%} (threshold {rule.threshold:.0%}): PyTorch ops on the data "
             f"path move {1 - share:.0%} of the bytes the reference's own ops move"
-            f"{' besides its GEMMs/convolutions (those may stay in PyTorch)' if reference.library_bytes else ''}"
+            f"{' besides its GEMMs/convolutions (those may stay in PyTorch)' if _library_may_stay(reference) else ''}"
             f" — {_top_ops(compute, reference.bytes)}. "
             "Move the largest of them into Triton kernels"), share
     return None, share
