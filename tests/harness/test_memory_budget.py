@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from test_footprint import KB_RELU as KB_RELU_SOURCE
 
 from atrl.harness.sandbox.admission import ALLOWANCE_FLOOR, ALLOWANCE_SLACK, MemoryBudget
 from atrl.harness.sandbox.memory_limits import address_space_limit, failed_request_bytes, overrun_message
@@ -16,17 +17,8 @@ from atrl.tasks.task import Task
 
 HERE = str(Path(__file__).parent)
 SMALL = JudgeOptions(backend="interpreter", preset="small")
-KB_RELU = Task(id="kb/relu", suite="kb", name="relu", level=1, source="""
-import torch
-import torch.nn as nn
-class Model(nn.Module):
-    def forward(self, x):
-        return torch.relu(x)
-def get_inputs():
-    return [torch.rand(4096, 393216)]
-def get_init_inputs():
-    return []
-""")
+KB_RELU = Task(id="kb/relu", suite="kb", name="relu", level=1,
+               source="import torch\nimport torch.nn as nn\n" + KB_RELU_SOURCE)  # 6 GiB of fp32 input
 
 
 def test_failed_request_sizes_are_read_from_torch_and_numpy_messages():
