@@ -8,8 +8,11 @@
 #   scripts/gpu_lora_rl.sh rl       STEPS steps of LoRA RL on the kept tasks            -> $ROOT/rl
 #   scripts/gpu_lora_rl.sh all      the three in order
 #   scripts/gpu_lora_rl.sh collect  metrics, configs, logs and both adapters (bf16)     -> $OUTDIR
+# Several phases may be named in one call (`screen rl`); they run in order, stopping at a failure.
 # Every phase resumes or is skipped when done. Settings: ROOT (runs/gpu-lora), STEPS (30),
 # SCREEN_SAMPLES (8), RL_LR (1e-4), WORKERS (10), BACKEND (cuda), PY (python3), OUTDIR ($ROOT/out);
+# START (hf:$ROOT/lsft/model): the policy that screen and rl start from; an adapter
+# (e.g. smollm2-135m-triton, the shipped default) is continued by rl rather than stacked on;
 # EXTRA_SFT, EXTRA_SCREEN, EXTRA_RL: more arguments for each phase's command (a CPU smoke run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +24,7 @@ BACKEND=${BACKEND:-cuda}
 WORKERS=${WORKERS:-10}
 PY=${PY:-python3}
 OUTDIR=${OUTDIR:-$ROOT/out}
+START=${START:-hf:$ROOT/lsft/model}
 CONFIG=configs/train-compaction-gpu.yaml
 mkdir -p "$ROOT"
 export ATRL_GPU_LOCK_DIR=${ATRL_GPU_LOCK_DIR:-$ROOT/.gpu-locks}
@@ -36,7 +40,7 @@ screen() {  # the RL run's agent settings (configs/train-compaction-gpu.yaml), 8
     [ -f "$ROOT/screen.ids" ] && { echo "[screen] done: $(cat "$ROOT/screen.ids")"; return 0; }
     echo "[screen] -> $ROOT/screen"
     $PY -m atrl eval --split configs/split-builtin.yaml --split-part train --level 1 \
-        --policy "hf:$ROOT/lsft/model" --samples "$SCREEN_SAMPLES" --backend "$BACKEND" --kb \
+        --policy "$START" --samples "$SCREEN_SAMPLES" --backend "$BACKEND" --kb \
         --max-turns 2 --turns-per-segment 1 --context-budget 4608 --max-response-tokens 1024 \
         --temperature 1.0 --set top_p=1.0 --set max_segments=2 --set summary_tokens=128 --set kb_tokens=400 \
         --set workers="$WORKERS" ${EXTRA_SCREEN:-} --out "$ROOT/screen" > "$ROOT/screen.log" 2>&1 || { tail -20 "$ROOT/screen.log"; return 1; }
@@ -52,7 +56,7 @@ screen() {  # the RL run's agent settings (configs/train-compaction-gpu.yaml), 8
 
 rl() {
     echo "[rl] $STEPS steps -> $ROOT/rl"
-    $PY -m atrl train --config "$CONFIG" --set "model=hf:$ROOT/lsft/model" --set "$(cat "$ROOT/screen.ids")" \
+    $PY -m atrl train --config "$CONFIG" --set "model=$START" --set "$(cat "$ROOT/screen.ids")" \
         --set lora=true --set lora_r=16 --set lora_alpha=32 --set "lr=$RL_LR" --set "steps=$STEPS" \
         --set harness_workers="$WORKERS" --set "backend=$BACKEND" ${EXTRA_RL:-} --out "$ROOT/rl" > "$ROOT/rl.log" 2>&1 || { tail -20 "$ROOT/rl.log"; return 1; }
 }
@@ -81,11 +85,13 @@ PYEOF
     ls -la "$OUTDIR"
 }
 
-case "${1:-all}" in
-    sft) sft ;;
-    screen) screen ;;
-    rl) rl ;;
-    collect) collect ;;
-    all) sft && screen && rl ;;
-    *) echo "usage: $0 sft|screen|rl|all|collect" >&2; exit 2 ;;
-esac
+for phase in "${@:-all}"; do
+    case "$phase" in
+        sft) sft ;;
+        screen) screen ;;
+        rl) rl ;;
+        collect) collect ;;
+        all) sft && screen && rl ;;
+        *) echo "usage: $0 sft|screen|rl|all|collect ..." >&2; exit 2 ;;
+    esac
+done

@@ -32,6 +32,26 @@ def read_base_spec(adapter_dir: Path) -> str | None:
     return str(json.loads(path.read_text())["policy"])
 
 
+def start_adapter(spec: str) -> Path | None:
+    """The LoRA adapter directory a policy spec starts from (`smollm2-135m-triton`: the shipped
+    one; `hf:DIR` where DIR is an adapter), or None when the spec names no adapter."""
+    if spec == "smollm2-135m-triton":
+        from atrl.policy.hf import shipped_adapter_dir
+
+        return shipped_adapter_dir()
+    if spec.startswith("hf:"):
+        path = Path(spec[3:]).expanduser()
+        return path if is_adapter_dir(path) else None
+    return None
+
+
+def base_policy_spec(adapter_dir: Path) -> str:
+    """The policy spec of the model `adapter_dir` adapts: its `atrl_base.json`, else `hf:` and the
+    base path peft recorded (what a continued adapter records as its own base)."""
+    spec = read_base_spec(adapter_dir)
+    return spec if spec is not None else f"hf:{adapter_base_path(adapter_dir)}"
+
+
 def adapter_base_path(adapter_dir: Path) -> Path:
     """The model file or directory the adapter adapts: from `atrl_base.json` (`smollm2-135m` or
     `hf:PATH`), else peft's `base_model_name_or_path` when that is a local model directory."""

@@ -84,6 +84,16 @@ def merged_adapter(model: torch.nn.Module, adapter: Path) -> torch.nn.Module:
     return PeftModel.from_pretrained(model, str(adapter)).merge_and_unload()
 
 
+def trainable_adapter(model: torch.nn.Module, adapter: Path) -> torch.nn.Module:
+    """`model` wrapped in the LoRA adapter at `adapter`, unmerged, its adapter weights trainable
+    (training that continues an adapter instead of stacking a new one over its merged weights)."""
+    try:
+        from peft import PeftModel
+    except ImportError as exc:
+        raise UsageError(f"{adapter} is a LoRA adapter, which needs peft", "pip install 'atrl[train]'") from exc
+    return PeftModel.from_pretrained(model, str(adapter), is_trainable=True)
+
+
 def _top_p_filter(probs: torch.Tensor, top_p: float) -> torch.Tensor:
     """Zero the tail of each row outside the smallest set of tokens with mass ≥ top_p."""
     if top_p >= 1.0:
@@ -106,10 +116,12 @@ class HFPolicy:
     `engine`: None decodes with this class's own KV-cache loop; "static" (static KV cache, decode
     step captured in a CUDA graph on GPUs), "compiled", "plain" (`model.generate`) or "vllm"
     delegate batched generation to `atrl.policy.engines` — same outputs, faster rollouts on a
-    GPU. "auto" (the default): "static" on a GPU when the model suits it, else None."""
+    GPU. "auto" (the default): "static" on a GPU when the model suits it, else None.
+    `adapter_trainable`: when `path` is a LoRA adapter, keep it unmerged with trainable weights
+    (the model is then a peft model; generation sees the adapter through the base's layers)."""
 
     def __init__(self, path: str | Path, device: str | None = None, dtype: torch.dtype | None = None,
-                 name: str | None = None, engine: str | None = "auto") -> None:
+                 name: str | None = None, engine: str | None = "auto", adapter_trainable: bool = False) -> None:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         from atrl.policy.adapters import adapter_base_path, has_tokenizer, is_adapter_dir
@@ -135,10 +147,14 @@ class HFPolicy:
         if extra:
             self.model = plain_model(self.model)
         if adapter is not None:
-            self.model = merged_adapter(self.model, adapter)
+            wrap = trainable_adapter if adapter_trainable else merged_adapter
+            self.model = wrap(self.model, adapter)
         self.model.to(self.device).eval()
         # transformers renamed the KV-cache argument and output from `past_key_values` to `cache`
-        params = inspect.signature(self.model.forward).parameters
+        # a trainable adapter's peft wrapper forwards to the base model, whose signature and
+        # module tree (with the adapter's layers in it) the decode loop and engines work on
+        core = self.model.get_base_model() if adapter_trainable and adapter is not None else self.model
+        params = inspect.signature(core.forward).parameters
         self._cache_arg = "cache" if "cache" in params else "past_key_values"
         self.eos_ids = self._eos_ids()
         pad = self.tokenizer.pad_token_id
@@ -149,7 +165,7 @@ class HFPolicy:
             from atrl.policy.engines import make_engine
 
             try:
-                self.engine = make_engine(chosen, self.model, self.tokenizer)
+                self.engine = make_engine(chosen, core, self.tokenizer)
             except UsageError:
                 if engine != "auto":
                     raise  # asked for by name: say why it cannot be used

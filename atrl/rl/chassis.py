@@ -9,7 +9,8 @@ Precision (ATRL-SPEC, "Training mechanics"). Trainable parameters are always fp3
   (≈ |w|/256), so AdamW on bf16 weights at RL learning rates leaves most of them unchanged.
   When the policy's model is already fp32 (CPU), master and policy are one module.
 - LoRA: peft adapters in fp32 over the frozen base (in the policy's dtype); the policy generates
-  with the same module, adapters included, so there is nothing to sync.
+  with the same module, adapters included, so there is nothing to sync. A policy that starts
+  from an adapter (loaded unmerged, `HFPolicy(adapter_trainable=True)`) continues that adapter.
 `fp32_master=False` trains a low-precision model directly; it exists only to measure what the
 master weights change (benchmarks/update_precision.py) and warns when it takes effect.
 
@@ -61,19 +62,26 @@ def add_lora(model: torch.nn.Module, lora: LoraSettings) -> torch.nn.Module:
         raise UsageError("LoRA training needs peft", "install the extra: pip install 'atrl[train]'") from exc
     config = LoraConfig(r=lora.r, lora_alpha=lora.alpha, lora_dropout=lora.dropout,
                         target_modules=lora.target_modules, task_type="CAUSAL_LM")
-    wrapped = get_peft_model(model, config)
-    for param in wrapped.parameters():
+    return _fp32_adapters(get_peft_model(model, config))
+
+
+def _fp32_adapters(model: torch.nn.Module) -> torch.nn.Module:
+    for param in model.parameters():
         if param.requires_grad and param.dtype != torch.float32:
             param.data = param.data.float()
-    return wrapped
+    return model
 
 
 def adapter_base_spec(model_spec: str, out_dir: Path) -> str:
     """The spec an adapter records for its base: the training spec, except that a tiny random
-    model (built in the run directory) is named by its directory."""
+    model (built in the run directory) is named by its directory, and that a continued adapter
+    (the training started from one) records the base of the adapter it continued."""
+    from atrl.policy.adapters import base_policy_spec, start_adapter
+
     if model_spec == "tiny-random" or model_spec.startswith("tiny-random:"):
         return f"hf:{Path(out_dir) / 'tiny-model'}"
-    return model_spec
+    adapter = start_adapter(model_spec)
+    return base_policy_spec(adapter) if adapter is not None else model_spec
 
 
 def _trainable(model: torch.nn.Module) -> list[tuple[str, torch.nn.Parameter]]:
@@ -87,7 +95,9 @@ class Chassis:
     def __init__(self, policy_model: torch.nn.Module, optim: OptimSettings, lora: LoraSettings | None = None,
                  fp32_master: bool = True) -> None:
         if lora is not None:
-            self.model = add_lora(policy_model, lora)
+            # a policy loaded as a trainable adapter (training that starts from an adapter) keeps
+            # that adapter: its own rank and targets, no second adapter stacked on it
+            self.model = _fp32_adapters(policy_model) if is_peft(policy_model) else add_lora(policy_model, lora)
             self.generation_model = self.model
         elif fp32_master and any(p.dtype != torch.float32 for p in policy_model.parameters() if p.requires_grad):
             self.generation_model = policy_model.requires_grad_(False)

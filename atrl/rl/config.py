@@ -126,7 +126,9 @@ class TrainConfig(BaseModel):
     )
 
     # parameters
-    lora: bool = Field(False, description="train a LoRA adapter (peft) instead of all weights")
+    lora: bool = Field(False, description="train a LoRA adapter (peft) instead of all weights; when model "
+                       "names an adapter (hf:ADAPTER_DIR, smollm2-135m-triton), training continues that "
+                       "adapter with its own rank, alpha and targets (lora_r and the rest are then unused)")
     lora_r: int = Field(16, ge=1, description="LoRA rank")
     lora_alpha: int = Field(32, ge=1, description="LoRA alpha")
     lora_dropout: float = Field(0.0, ge=0.0, lt=1.0, description="LoRA dropout")

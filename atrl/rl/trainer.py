@@ -149,9 +149,10 @@ def _load_tasks(config: TrainConfig) -> list[Task]:
     return tasks
 
 
-def _load_policy(spec: str, out: Path, engine: str | None = None) -> Any:
+def _load_policy(spec: str, out: Path, engine: str | None = None, lora: bool = False) -> Any:
     """`tiny-random[:SEED]`: a tiny random chat model built in code (CPU tests, CI); anything
-    else goes to `atrl.policy.load_policy`."""
+    else goes to `atrl.policy.load_policy`. With `lora`, a spec that names an adapter loads it
+    unmerged and trainable, so that training continues it."""
     if spec == "tiny-random" or spec.startswith("tiny-random:"):
         from atrl.policy.hf import HFPolicy
         from atrl.rl.tiny import build_tiny_model
@@ -166,8 +167,12 @@ def _load_policy(spec: str, out: Path, engine: str | None = None) -> Any:
             "config key 'model' is empty", "set model to a policy spec, e.g. hf:DIR or tiny-random"
         )
     from atrl.policy import load_policy
+    from atrl.policy.adapters import start_adapter
 
-    return load_policy(spec, **({"engine": engine} if engine else {}))
+    options: dict[str, Any] = {"engine": engine} if engine else {}
+    if lora and start_adapter(spec) is not None:
+        options["adapter_trainable"] = True
+    return load_policy(spec, **options)
 
 
 def _make_knowledge(config: TrainConfig, policy: Any, train_ids: list[str] | None) -> Any | None:
@@ -249,7 +254,7 @@ class Trainer:
         torch.manual_seed(config.seed)
         if policy is None:
             with self.dp.main_first():  # rank 0 writes the tiny model the others then read
-                policy = _load_policy(config.model, self.out, config.rollout_engine)
+                policy = _load_policy(config.model, self.out, config.rollout_engine, config.lora)
         if not hasattr(policy, "model"):
             raise UsageError(f"policy {policy.name} has no model to train", "train with an `hf` policy")
         engine = getattr(policy, "engine", None)

@@ -276,3 +276,46 @@ def test_lora_adapters_are_fp32_over_a_frozen_low_precision_base():
     assert trainable and all(p.dtype == torch.float32 for p in trainable)
     assert frozen and all(p.dtype == torch.bfloat16 for p in frozen)
     assert not chassis.separate_master  # the policy samples through the adapters themselves
+
+
+def test_lora_training_from_an_adapter_continues_that_adapter_over_its_own_base(tmp_path):
+    """`model=hf:ADAPTER` with `lora=true` trains the adapter itself (its rank, starting from its
+    weights), and the checkpoint is one adapter over the original base: what ships as a policy."""
+    import json
+
+    from peft import LoraConfig, get_peft_model
+
+    from atrl.policy import load_policy
+    from atrl.policy.adapters import write_base_spec
+    from atrl.rl.tiny import build_tiny_model
+
+    base_dir = tmp_path / "base"
+    build_tiny_model(base_dir, 0)
+    from transformers import AutoModelForCausalLM
+
+    torch.manual_seed(1)
+    start = get_peft_model(AutoModelForCausalLM.from_pretrained(str(base_dir)),
+                           LoraConfig(r=3, lora_alpha=6, target_modules="all-linear", task_type="CAUSAL_LM"))
+    with torch.no_grad():
+        for name, p in start.named_parameters():
+            if "lora_B" in name:
+                p.normal_(0, 0.5)  # a non-trivial adapter (B starts at zero)
+    adapter = tmp_path / "adapter"
+    start.save_pretrained(str(adapter))
+    write_base_spec(adapter, f"hf:{base_dir}")
+    ids = list(range(3, 30))
+    merged_start = _logits(load_policy(f"hf:{adapter}", engine=None).model, ids)
+
+    out = tmp_path / "run"
+    trainer = Trainer(tiny_config(out, model=f"hf:{adapter}", lora=True, lora_r=5, steps=2, save_every=2,
+                                  lr=5e-2), tasks=TASKS)
+    assert torch.allclose(_logits(trainer.model, ids), merged_start, atol=1e-5)  # starts from the adapter
+    assert all(p.dtype == torch.float32 for p in trainer.model.parameters() if p.requires_grad)
+    records = trainer.run()
+    assert any(r["update_norm"] > 0 for r in records)
+    saved = out / "checkpoints" / "step_000002" / "model"
+    assert json.loads((saved / "adapter_config.json").read_text())["r"] == 3  # the same adapter, not a second
+    assert json.loads((saved / "atrl_base.json").read_text())["policy"] == f"hf:{base_dir}"
+    trained = _logits(trainer.model, ids)
+    assert not torch.allclose(trained, merged_start, atol=1e-3)
+    assert torch.allclose(_logits(load_policy(f"hf:{saved}", engine=None).model, ids), trained, atol=1e-4)
