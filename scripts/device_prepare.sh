@@ -5,11 +5,13 @@
 # One device call carries at most 64 MiB, so the model travels in two back-to-back calls:
 #   call 1: carry [".m/part00"]           command: bash scripts/device_setup.sh part00
 #   call 2: carry [".m/part01", ".m/sha256", ".whl"]   command: source scripts/device_setup.sh && <work>
+#   (with the tracked tree, call 1 has room for .whl and a KernelBench copy, call 2 for nothing else)
 # `scripts/device_prepare.sh ray` also stages Ray (benchmarks/ray_harness.py): its 79 MB wheel in
-# three parts sized to ride beside the model's parts, and its dependencies:
-#   .rayp/part00 (9 MB) with call 1, .rayp/part01 (15 MB) with call 2,
-#   .rayp/part02, .rayp/sha256 and .rayw/ (dependencies) with call 3; device_setup.sh parks each part and
-#   installs Ray under /tmp/raysite once all three are there (PYTHONPATH gains it).
+# three parts, and its dependencies. The tracked tree (~13 MiB) travels with every call, so the
+# model's parts leave no room beside them: carry .rayp/part00 (9 MB) and .rayp/part01 (38 MB) with
+# .rayp/name and .rayp/sha256 in a third call, .rayp/part02 (32 MB) and .rayw/ (dependencies) in a
+# fourth; device_setup.sh parks each part and installs Ray under /tmp/raysite once all three are
+# there (add it to PYTHONPATH).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 grep -qx '/.whl/' .git/info/exclude || echo '/.whl/' >> .git/info/exclude
@@ -34,8 +36,8 @@ if [ "${1:-}" = "ray" ]; then
     sha256sum "$wheel" | cut -c1-64 > .rayp/sha256
     basename "$wheel" > .rayp/name
     dd if="$wheel" of=.rayp/part00 bs=1000000 count=9 status=none
-    dd if="$wheel" of=.rayp/part01 bs=1000000 skip=9 count=15 status=none
-    dd if="$wheel" of=.rayp/part02 bs=1000000 skip=24 status=none
+    dd if="$wheel" of=.rayp/part01 bs=1000000 skip=9 count=38 status=none
+    dd if="$wheel" of=.rayp/part02 bs=1000000 skip=47 status=none
     rm "$wheel"
     ls -la .rayw .rayp
 fi
