@@ -6,6 +6,7 @@
 #                                           later calls (no parts carried) export them for the joined model
 #   stable_tree                           — after sourcing: enter a copy of the tree that later calls keep
 #                                           (for background jobs; see the end of this file)
+#   restore_checkpoint RUN [RECORDS]      — after sourcing: a checkpoint carried in parts (.rlckpt/) into RUN
 park="$HOME/atrl-model"
 mkdir -p "$park"
 # Ray's wheel parts (scripts/device_prepare.sh ray), parked as they come; installed once all are there
@@ -24,6 +25,20 @@ if [ -d .rayp ]; then
         fi
     fi
 fi
+# A training checkpoint brought back from an earlier stretch (`tar cf - step_N | split -b 15000000
+# -d - ckpt.part`), carried in `.rlckpt/` over one or more calls: parked as its parts come
+if [ -d .rlckpt ]; then
+    mkdir -p "$park/rlckpt" && cp .rlckpt/ckpt.part* "$park/rlckpt/" && echo "parked $(ls "$park/rlckpt" | wc -l) checkpoint parts"
+fi
+# restore_checkpoint RUN [RECORDS]: join the parked parts into RUN/checkpoints/ (the trainer resumes
+# from it with the same command); RECORDS: a metrics.jsonl of the run to continue (kept up to the
+# checkpoint's step by the trainer)
+restore_checkpoint() {
+    mkdir -p "$1/checkpoints"
+    cat "$park"/rlckpt/ckpt.part* | tar xf - -C "$1/checkpoints" || return 1
+    [ -n "${2:-}" ] && [ ! -f "$1/metrics.jsonl" ] && cp "$2" "$1/metrics.jsonl"
+    echo "restored $(ls "$1/checkpoints")"
+}
 if [ "${1:-}" = "part00" ]; then
     cp .m/part00 "$park/part00" && echo "parked part00 ($(stat -c %s "$park/part00") bytes)"
     exit 0

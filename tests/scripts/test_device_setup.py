@@ -1,0 +1,45 @@
+"""scripts/device_setup.sh: a training checkpoint carried in parts over several calls comes back whole."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "device_setup.sh"
+
+
+def _call(tree: Path, home: Path, after: str = "") -> subprocess.CompletedProcess:
+    """One GPU call: the tree as it travels (only what this call carries), the setup sourced."""
+    command = f"source {SCRIPT}; {after}"
+    return subprocess.run(["bash", "-c", command], cwd=tree, capture_output=True, text=True,
+                          env={"HOME": str(home), "PATH": "/usr/bin:/bin"}, timeout=60)
+
+
+def test_a_checkpoint_carried_in_parts_over_two_calls_is_restored_into_the_run(tmp_path):
+    step = tmp_path / "made" / "step_000005"
+    (step / "model").mkdir(parents=True)
+    (step / "model" / "adapter_model.safetensors").write_bytes(bytes(range(256)) * 400)
+    (step / "trainer_state.pt").write_bytes(b"state" * 3000)
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    subprocess.run(f"tar cf - -C {step.parent} step_000005 | split -b 40000 -d - {parts}/ckpt.part",
+                   shell=True, check=True)
+    names = sorted(p.name for p in parts.iterdir())
+    assert len(names) >= 3
+    home = tmp_path / "home"
+    for call, carried in enumerate((names[:2], names[2:])):
+        tree = tmp_path / f"call{call}"
+        (tree / ".rlckpt").mkdir(parents=True)
+        for name in carried:
+            (tree / ".rlckpt" / name).write_bytes((parts / name).read_bytes())
+        assert _call(tree, home).returncode == 0
+    records = tmp_path / "records.jsonl"
+    records.write_text('{"step": 1}\n')
+    run = tmp_path / "final" / "runs" / "rl"
+    run.parent.mkdir(parents=True)
+    out = _call(tmp_path / "final", home, f"restore_checkpoint {run} {records}")
+    assert out.returncode == 0, out.stderr
+    restored = run / "checkpoints" / "step_000005"
+    assert (restored / "model" / "adapter_model.safetensors").read_bytes() == bytes(range(256)) * 400
+    assert (restored / "trainer_state.pt").read_bytes() == b"state" * 3000
+    assert (run / "metrics.jsonl").read_text() == '{"step": 1}\n'
