@@ -149,13 +149,13 @@ def lockstep_episodes(turns_path: Path, pending: list[EpisodeKey], selected: lis
 def _make_harness(config: EvalConfig):
     """The run's harness: local worker processes, or the Ray fleet `config.harness` names."""
     from atrl.backends import default_backend_for_suite
-    from atrl.harness.select import make_harness
+    from atrl.harness.select import gib_bytes, make_harness
 
     return make_harness(config.harness, fleet=config.fleet, fleet_actors=config.fleet_actors,
                         fleet_resource=config.fleet_resource,
                         backend=default_backend_for_suite(config.suite, config.backend), workers=config.workers,
                         trials=config.trials, timed_calls=config.timed_calls, preset=config.preset,
-                        use_cache=config.use_cache)
+                        use_cache=config.use_cache, memory_capacity=gib_bytes(config.memory_gib))
 
 
 def _judging_backend(config: EvalConfig, harness):

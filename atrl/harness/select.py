@@ -51,6 +51,11 @@ def check_harness_available(value: str) -> None:
         raise UsageError(f"harness {value!r} needs the `ray` package, which is not installed", RAY_EXTRA_FIX)
 
 
+def gib_bytes(gib: float | None) -> int | None:
+    """GiB (a config's memory setting) as bytes; None stays None (the device's free memory)."""
+    return None if gib is None else int(gib * (1 << 30))
+
+
 def make_harness(harness: str = "local", *, fleet: str | None = None, fleet_actors: int | None = None,
                  fleet_resource: str | None = None, gpus: Sequence[int] | None = None,
                  **options: Any) -> api.Harness:

@@ -215,7 +215,7 @@ def _make_reward_source(config: TrainConfig) -> RewardSource:
         return KeyRelay(config.key_relay_spread, config.key_relay_bonus, config.key_relay_length, config.seed)
     import os
 
-    from atrl.harness.select import make_harness
+    from atrl.harness.select import gib_bytes, make_harness
 
     # a data-parallel rank judges locally on its own GPU (torchrun/accelerate set LOCAL_RANK); on
     # Ray every rank sends its candidates to the one fleet
@@ -224,7 +224,8 @@ def _make_reward_source(config: TrainConfig) -> RewardSource:
     return make_harness(config.harness, fleet=config.harness_fleet, fleet_actors=config.harness_actors,
                         fleet_resource=config.harness_resource, gpus=gpus, backend=config.backend,
                         workers=config.harness_workers, timed_calls=config.harness_timed_calls,
-                        stage_timeouts=dict(config.harness_stage_timeouts) or None)
+                        stage_timeouts=dict(config.harness_stage_timeouts) or None,
+                        memory_capacity=gib_bytes(config.harness_memory_gib))
 
 
 class Trainer:

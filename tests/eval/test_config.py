@@ -16,7 +16,7 @@ MAIN_JOB = {
     "max_turns": 2, "turns_per_segment": 4, "max_segments": 8, "context_budget": 4096, "max_response_tokens": 512,
     "summary_tokens": 256, "target_score": None, "temperature": 0.7, "top_p": 0.95, "seed": 0, "kb": True,
     "kb_tokens": 600, "backend": "auto", "preset": None, "trials": 5, "timed_calls": 100, "workers": None,
-    "use_cache": True,
+    "use_cache": True, "memory_gib": None,
     # judging in worker processes of this machine, as before the Ray harness existed
     "harness": "local", "fleet": "atrl-judges", "fleet_actors": None, "fleet_resource": None,
 }
@@ -108,3 +108,13 @@ def test_the_shipped_eval_configs_load():
     assert shipped
     for path in shipped:
         load_eval_config(path)
+
+
+def test_the_memory_setting_reaches_the_evaluations_judge():
+    from atrl.eval.runner import _make_harness
+
+    harness = _make_harness(load_eval_config(None, ["memory_gib=2", "backend=interpreter", "workers=1"]))
+    try:
+        assert harness.memory_capacity == 2 << 30
+    finally:
+        harness.close()

@@ -68,6 +68,30 @@ def test_the_harness_reward_is_judged_with_the_configured_timing_and_stage_limit
         harness.close()
 
 
+def test_the_rewards_judge_admits_against_the_configured_memory_so_a_trainer_keeps_its_own():
+    from atrl.harness.distributed.judge_actor import JudgeActor, JudgeSpec
+    from atrl.rl.config import make_config
+    from atrl.rl.trainer import _make_reward_source
+
+    harness = _make_reward_source(make_config({"backend": "interpreter", "harness_workers": 1,
+                                               "harness_memory_gib": 1.5}))
+    try:
+        assert harness.memory_capacity == 3 << 29
+    finally:
+        harness.close()
+    unset = _make_reward_source(make_config({"backend": "interpreter", "harness_workers": 1}))
+    try:
+        assert unset.memory_capacity is None  # the device's free memory, as before
+    finally:
+        unset.close()
+    actor = JudgeActor(JudgeSpec(backend="interpreter", workers=1, memory_capacity=3 << 29))  # a Ray judge
+    try:
+        assert actor._pool.memory_capacity == 3 << 29
+        assert actor.describe().spec.comparable()["memory_capacity"] == 3 << 29
+    finally:
+        actor.close()
+
+
 def test_a_stage_limit_for_an_unknown_stage_is_refused():
     import pytest
 

@@ -35,12 +35,14 @@ class JudgeSpec:
     limits: WorkerLimits | None = None
     runner: str = DEFAULT_RUNNER
     runner_sys_path: tuple[str, ...] = ()
+    memory_capacity: int | None = None  # bytes per GPU that jobs are admitted against (None: its free memory)
 
     def comparable(self) -> dict[str, Any]:
         """The fields two drivers must agree on to share a fleet."""
         return {"backend": self.backend, "workers": self.workers,
                 "stage_timeouts": dict(self.stage_timeouts) if self.stage_timeouts else None,
-                "limits": self.limits, "runner": self.runner, "runner_sys_path": tuple(self.runner_sys_path)}
+                "limits": self.limits, "runner": self.runner, "runner_sys_path": tuple(self.runner_sys_path),
+                "memory_capacity": self.memory_capacity}
 
 
 CPU_WORKERS_PER_ACTOR = 2
@@ -83,7 +85,7 @@ class JudgeActor:
                                                                   backend.stage_time_scale),
                                 limits=spec.limits, runner=spec.runner, sys_path=spec.runner_sys_path,
                                 cpus=workers,  # the CPUs Ray reserved for this actor (distributed.fleet)
-                                python=backend.worker_python())
+                                python=backend.worker_python(), memory_capacity=spec.memory_capacity)
         self._info = MemberInfo(backend=backend.name, platform=backend.platform, timed=backend.timed,
                                 default_preset=backend.default_preset, device=device, versions=backend.versions(),
                                 workers=workers, node=socket.gethostname(), pid=os.getpid(), gpus=gpus, spec=spec)

@@ -30,6 +30,7 @@ class RayHarness(Harness):
     """Judges like `Harness(...)` with the same arguments, on the Ray fleet `fleet` (created
     when missing). address: the cluster (see `fleet.connect`; None: `$RAY_ADDRESS`, a
     cluster on this machine, else a new local one). workers: worker processes per actor.
+    memory_capacity: bytes per GPU that each actor admits jobs against (None: its free memory).
     `close()` releases this driver's side only; the fleet stays for other drivers."""
 
     def __init__(self, backend: str = "auto", workers: int | None = None, trials: int = 5, timed_calls: int = 100,
@@ -39,11 +40,13 @@ class RayHarness(Harness):
                  warmup_calls: int = 10, seed: int = 0, coverage_threshold: float = 0.5,
                  compute_policy: str | None = None, limits: WorkerLimits | None = None,
                  runner: str = DEFAULT_RUNNER, runner_sys_path: tuple[str, ...] = (),
-                 address: str | None = None, fleet: FleetOptions = FleetOptions()) -> None:
+                 address: str | None = None, fleet: FleetOptions = FleetOptions(),
+                 memory_capacity: int | None = None) -> None:
         connect(address)
         timeouts = asdict(stage_timeouts) if isinstance(stage_timeouts, StageTimeouts) else stage_timeouts
         spec = JudgeSpec(backend=backend, workers=workers, stage_timeouts=dict(timeouts) if timeouts else None,
-                         limits=limits, runner=runner, runner_sys_path=tuple(runner_sys_path))
+                         limits=limits, runner=runner, runner_sys_path=tuple(runner_sys_path),
+                         memory_capacity=memory_capacity)
         self.fleet: Fleet = start_fleet(spec, fleet)
         self.gpus = ()  # the fleet's GPUs are the actors' own
         self.workers = sum(m.workers for m in self.fleet.members)
