@@ -319,3 +319,7 @@ def test_lora_training_from_an_adapter_continues_that_adapter_over_its_own_base(
     trained = _logits(trainer.model, ids)
     assert not torch.allclose(trained, merged_start, atol=1e-3)
     assert torch.allclose(_logits(load_policy(f"hf:{saved}", engine=None).model, ids), trained, atol=1e-4)
+    trainer.metrics.close()
+    resumed = Trainer(tiny_config(out, model=f"hf:{adapter}", lora=True, steps=3, save_every=2, lr=5e-2), tasks=TASKS)
+    assert resumed.step == 2  # the continued adapter resumes from its own checkpoint
+    assert torch.allclose(_logits(resumed.model, ids), trained, atol=1e-5)
