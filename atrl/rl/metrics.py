@@ -53,11 +53,28 @@ def rollout_metrics(trajectories: Sequence[Trajectory]) -> dict[str, float]:
         "truncated_responses": float(
             sum(t.finish_reason == "length" for traj in trajectories for t in traj.turns)
         ),
+        **judge_time_metrics(verdicts),
         # sampled tokens (responses and summaries: the ones with a log-prob)
         "tokens_generated": float(
             sum(lp is not None for traj in trajectories for seg in traj.segments for lp in seg.logprobs)
         ),
     }
+
+
+JUDGE_STAGES = ("compile", "correctness", "profile", "device_wait")
+
+
+def judge_time_metrics(verdicts: Sequence[dict]) -> dict[str, float]:
+    """Where the step's judging time went: worker seconds per stage summed over the verdicts
+    (`device_wait`: queueing for the GPU while another job was timed; the stage it happened in
+    counts it too), and the share of verdicts answered from the cache."""
+    totals = dict.fromkeys(JUDGE_STAGES, 0.0)
+    for verdict in verdicts:
+        for stage, seconds in (verdict.get("stage_seconds") or {}).items():
+            if stage in totals:
+                totals[stage] += float(seconds)
+    return {**{f"judge_{stage}_s": round(total, 3) for stage, total in totals.items()},
+            "judge_cached_fraction": _mean([1.0 if v.get("cached") else 0.0 for v in verdicts])}
 
 
 def summary_metrics(trajectories: Sequence[Trajectory]) -> dict[str, float]:

@@ -1,6 +1,6 @@
 """A test-only worker runner with the judge's signature that misbehaves on request.
 
-The candidate "code" is a command: `ok`, `segfault`, `abort`, `hang`, `hang-correctness`,
+The candidate "code" is a command: `ok`, `ok-clocked` (with the worker's own stage seconds), `segfault`, `abort`, `hang`, `hang-correctness`,
 `memory`, `exit`, `raise`, `print-huge`, `env` (returns the environment in the message),
 `cuda-error`, `oom` (an out-of-memory verdict), `rlimit` (the soft RLIMIT_AS), `sleep S`, `cwd` (returns the working directory), `oom-unless-alone` (out-of-memory unless the
 job holds the device exclusively), `oom-unless-allowance N` (out-of-memory under an allowance below N GiB). Only the pool tests use it: the production
@@ -72,6 +72,8 @@ def run(task, code, options, report_stage, timing_lock) -> Verdict:
     report_stage("correctness")
     with timing_lock:
         pass
+    # `ok-clocked`: like the real judge, the worker reports its own seconds per stage
+    own_clock = {"compile": 0.01, "correctness": 0.01} if command == "ok-clocked" else {}
     return Verdict(task_id=task.id, candidate_hash=candidate_hash(code), backend="interpreter", device="cpu",
                    stage="done" if error_class is None else "correctness", ok=error_class is None,
-                   error_class=error_class, message=message)
+                   error_class=error_class, message=message, stage_seconds=own_clock)

@@ -312,7 +312,7 @@ def test_a_candidate_allocating_beyond_the_cap_is_out_of_memory_and_the_gpu_stay
         assert h.evaluate(task, task.solution).ok  # the same worker slot judges the next candidate
 
 
-def _judge_while_the_gpu_is_busy(lock_dir, busy_s: float, timeouts: StageTimeouts):
+def _judge_while_the_gpu_is_busy(lock_dir, busy_s: float, timeouts: StageTimeouts, command: str = "ok"):
     """Judge one "ok" job on GPU "0" while another process holds that GPU's timing lock (as a
     timing job of another pool would) for `busy_s` seconds."""
     import subprocess
@@ -328,7 +328,7 @@ def _judge_while_the_gpu_is_busy(lock_dir, busy_s: float, timeouts: StageTimeout
                                    f"time.sleep({busy_s})"], stdout=subprocess.PIPE, text=True)
         try:
             assert holder.stdout.readline().strip() == "held"
-            return _run(pool, "ok")
+            return _run(pool, command)
         finally:
             holder.kill()
             holder.wait()
@@ -341,6 +341,16 @@ def test_waiting_for_a_busy_gpu_is_not_charged_to_the_stage_limit(tmp_path, monk
     verdict = _judge_while_the_gpu_is_busy(tmp_path, 6, StageTimeouts(compile=3, correctness=3, profile=3))
     assert verdict.ok, verdict.message
     assert verdict.stage_seconds["device_wait"] > 3
+
+
+def test_the_wait_for_a_busy_gpu_is_reported_beside_the_workers_own_stage_clock(tmp_path, monkeypatch):
+    # the real judge reports its own seconds per stage; the pool's device wait must still show
+    monkeypatch.setenv("ATRL_GPU_LOCK_DIR", str(tmp_path))
+    verdict = _judge_while_the_gpu_is_busy(tmp_path, 4, StageTimeouts(compile=30, correctness=30, profile=30),
+                                           command="ok-clocked")
+    assert verdict.ok, verdict.message
+    assert verdict.stage_seconds["compile"] == 0.01
+    assert verdict.stage_seconds["device_wait"] > 2
 
 
 def test_a_device_wait_past_its_own_limit_is_a_timeout_that_says_so(tmp_path, monkeypatch):

@@ -26,3 +26,16 @@ def test_rollout_metrics_count_rewards_rates_and_sampled_tokens():
     assert m["segments_per_episode"] == 1.5
     assert m["truncated_responses"] == 1
     assert m["tokens_generated"] == 6  # tokens with a log-prob: 2 + 1 + 3
+
+
+def test_rollout_metrics_say_where_the_judging_time_went():
+    a = _trajectory([0.0, 2.0], [[None, -0.1], [None, -0.3]])
+    b = _trajectory([0.5], [[None, -0.5]])
+    a.turns[0].verdict["stage_seconds"] = {"compile": 0.5}
+    a.turns[1].verdict.update(stage_seconds={"compile": 0.25, "correctness": 1.0, "profile": 3.0,
+                                             "device_wait": 2.0})
+    b.turns[0].verdict.update(stage_seconds={}, cached=True)
+    m = rollout_metrics([a, b])
+    assert (m["judge_compile_s"], m["judge_correctness_s"], m["judge_profile_s"], m["judge_device_wait_s"]) == (
+        0.75, 1.0, 3.0, 2.0)
+    assert m["judge_cached_fraction"] == 1 / 3

@@ -516,7 +516,10 @@ class WorkerPool:
             elif kind == "result":
                 seconds[stage] = seconds.get(stage, 0.0) + time.monotonic() - stage_start
                 verdict = Verdict.from_dict(message[2])
-                verdict.stage_seconds = verdict.stage_seconds or {k: round(v, 4) for k, v in seconds.items()}
+                if not verdict.stage_seconds:
+                    verdict.stage_seconds = {k: round(v, 4) for k, v in seconds.items()}
+                elif "device_wait" in seconds:  # the worker's clock ran on while it queued for the GPU
+                    verdict.stage_seconds["device_wait"] = round(seconds["device_wait"], 4)
                 if verdict.error_class in RAN_CODE_CLASSES and looks_like_oom(verdict.message):
                     verdict.error_class = "out-of-memory"
                 # After a CUDA error the context is unusable; after running out of memory the
