@@ -51,7 +51,7 @@ def judge_solutions(backend: str, workers: int, trials: int) -> tuple[dict[str, 
 
 
 def _judge_seconds(verdict) -> float:
-    return sum((verdict.stage_seconds or {}).values())
+    return verdict.judge_seconds
 
 
 def solutions_section(workers: int, trials: int) -> str:

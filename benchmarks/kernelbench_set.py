@@ -100,7 +100,7 @@ def judge(candidates: list[Candidate], kernelbench: Path, backend: str, workers:
             print(f"[{i}/{len(pairs)}] {candidate.name}: {got}", file=sys.stderr, flush=True)
         used = harness.preset
     outcomes = [Outcome(name=c.name, task=c.task, kind=c.kind, style=c.style, expect=c.expect, ok=v.ok,
-                    error_class=v.error_class, stage=v.stage, seconds=round(sum(v.stage_seconds.values()), 2),
+                    error_class=v.error_class, stage=v.stage, seconds=round(v.judge_seconds, 2),
                     message=(v.message or "")[:400], stage_seconds=dict(v.stage_seconds),
                     candidate_ms=v.timing.candidate_ms if v.timing else None,
                     reference_ms=v.timing.reference_ms if v.timing else None)
@@ -154,9 +154,13 @@ def throughput_lines(outcomes: list[Outcome], wall: float, workers: int,
     if not outcomes or wall <= 0:
         return []
     stages: dict[str, list[float]] = {}
+    waited = 0.0  # queued for the GPU: inside the stages' own times, so reported apart
     for o in outcomes:
         for stage, seconds in o.stage_seconds.items():
-            stages.setdefault(stage, []).append(seconds)
+            if stage == "device_wait":
+                waited += seconds
+            else:
+                stages.setdefault(stage, []).append(seconds)
     total = sum(sum(v) for v in stages.values()) or 1.0
     split = ", ".join(f"{stage} {sum(v):.0f} s ({sum(v) / total:.0%}; median {statistics.median(v):.2f} s)"
                       for stage, v in sorted(stages.items(), key=lambda kv: -sum(kv[1])))
@@ -165,7 +169,8 @@ def throughput_lines(outcomes: list[Outcome], wall: float, workers: int,
     lines = ["### Throughput", "",
              f"- {len(outcomes)} evaluations in {wall:.0f} s with {workers} workers: "
              f"{len(outcomes) / wall * 60:.1f} evaluations per minute",
-             f"- worker time by stage: {split}"]
+             f"- worker time by stage: {split}"
+             + (f" (of which {waited:.0f} s queued for the GPU while other candidates were timed)" if waited else "")]
     if timed:
         lines.append(f"- timing: {len(timed)} candidates timed, {calls_per_side} calls per side at their medians "
                      f"need {timing_gpu:.1f} s of GPU time; wall time / timing GPU time = {wall / timing_gpu:.1f}"

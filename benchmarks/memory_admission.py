@@ -244,7 +244,7 @@ def _row(label: str, verdict: Verdict) -> str:
     if memory.get("float64_sliced"):
         how += ", float64 sliced"
     outcome = "correct" if verdict.ok else verdict.error_class
-    seconds = sum(verdict.stage_seconds.values())
+    seconds = verdict.judge_seconds
     return (f"| {label} | {size_text(memory.get('estimate_bytes', 0))} | {size_text(memory.get('allowance_bytes', 0))} "
             f"| {how} | {size_text(peak) if peak is not None else '-'} | {outcome} | {seconds:.1f} |")
 

@@ -86,6 +86,13 @@ class Verdict:
     cached: bool = False
 
     @property
+    def judge_seconds(self) -> float:
+        """Seconds on the judge's clock, over every stage. `stage_seconds["device_wait"]` (time
+        queued for the GPU while another job was timed, as the pool saw it) is left out: it
+        overlaps the stages it happened in."""
+        return sum(v for k, v in self.stage_seconds.items() if k != "device_wait")
+
+    @property
     def compiled(self) -> bool:
         return self.stage in ("correctness", "profile", "done")
 

@@ -125,6 +125,20 @@ def test_throughput_counts_evaluations_stages_and_the_timing_gpu_time():
     # 110 calls per side at 2 + 3 ms: 0.55 s of GPU time for the one timed candidate
     assert "need 0.6 s of GPU time; wall time / timing GPU time = 54.5" in lines[4]
 
+    # a GPU wait sits inside the stage it happened in: reported apart, not added to the split
+    outcomes[0].stage_seconds["device_wait"] = 2.5
+    lines = kset.throughput_lines(outcomes, wall=30.0, workers=2, calls_per_side=110)
+    assert lines[3].startswith("- worker time by stage: correctness 4 s (40%; median 2.00 s), profile 4 s (40%")
+    assert lines[3].endswith("(of which 2 s queued for the GPU while other candidates were timed)")
+
+
+def test_a_verdicts_judge_seconds_leave_out_the_gpu_wait_inside_its_stages():
+    from atrl.harness.verdict import Verdict
+
+    verdict = Verdict.failed("t", "code", "cuda", "cuda:0", "done",
+                             stage_seconds={"compile": 1.0, "profile": 3.0, "device_wait": 2.0})
+    assert verdict.judge_seconds == 4.0
+
 
 # One of each kind the interpreter judges as the manifest expects today (correct whole-file,
 # several kernels, a partial-policy conv fusion, a static cheat, two principled rejections).
