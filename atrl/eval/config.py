@@ -103,7 +103,10 @@ class EvalConfig(BaseModel):
     timed_calls: int = Field(100, ge=1, description="Timed calls per side on a timed backend.")
     workers: int | None = Field(None, ge=1, description="Harness worker processes (default: per backend); on "
                                 "Ray: per judge actor.")
-    memory_gib: float | None = Field(None, gt=0, description="GPU memory in GiB that the judge admits its jobs against, per device (null: the device's free memory when judging starts). Set it when something else shares the GPU (a trainer): a job that runs alone gets this whole capacity, not the whole device.")
+    memory_gib: float | None = Field(None, gt=0, description="GPU memory in GiB that the judge admits its jobs "
+                                     "against, per device (default: the device's free memory when judging "
+                                     "starts); set it when a trainer shares the GPU: a job that runs alone then "
+                                     "gets this capacity, not the whole device.")
     use_cache: bool = Field(True, **_flag("--cache", "Reuse cached verdicts of identical candidates."))
     harness: str = Field("local", **_flag(
         "--harness", "Where candidates are judged: local (worker processes here), ray (a judge fleet on the Ray "

@@ -11,6 +11,8 @@ import ast
 import re
 from typing import Any
 
+from atrl.astnames import dotted_name
+
 # Words that steer retrieval toward the right guide for a PyTorch operator (matched on the
 # last component of the called name, lower-case).
 OPERATOR_HINTS: dict[str, str] = {
@@ -35,17 +37,6 @@ OPERATOR_HINTS: dict[str, str] = {
 _BINOP_WORDS = {ast.MatMult: "matmul tl.dot", ast.Pow: "pow"}
 
 
-def _dotted(node: ast.AST) -> str | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
-
-
 def reference_operators(source: str) -> list[str]:
     """Called names (`torch.softmax`, `F.layer_norm`, `nn.Linear`, `x.sum`) and operator words
     (`@` → matmul) in the reference module, in order of first appearance. Unparsable → []."""
@@ -56,7 +47,7 @@ def reference_operators(source: str) -> list[str]:
     found: list[str] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
-            name = _dotted(node.func)
+            name = dotted_name(node.func)
             if name and not name.startswith(("self.", "super")) and name not in ("range", "len"):
                 found.append(name)
             elif name and name.startswith("self.") and isinstance(node.func, ast.Attribute):

@@ -75,23 +75,16 @@ def plain_model(model: torch.nn.Module) -> torch.nn.Module:
     return rebuilt.to(device=param.device, dtype=param.dtype)
 
 
-def merged_adapter(model: torch.nn.Module, adapter: Path) -> torch.nn.Module:
-    """`model` with the LoRA adapter at `adapter` applied and merged into its weights."""
+def applied_adapter(model: torch.nn.Module, adapter: Path, trainable: bool = False) -> torch.nn.Module:
+    """`model` with the LoRA adapter at `adapter` applied and merged into its weights; with
+    `trainable`, wrapped unmerged with the adapter's weights trainable instead (training that
+    continues an adapter rather than stacking a new one over its merged weights)."""
     try:
         from peft import PeftModel
     except ImportError as exc:
         raise UsageError(f"{adapter} is a LoRA adapter, which needs peft", "pip install 'atrl[train]'") from exc
-    return PeftModel.from_pretrained(model, str(adapter)).merge_and_unload()
-
-
-def trainable_adapter(model: torch.nn.Module, adapter: Path) -> torch.nn.Module:
-    """`model` wrapped in the LoRA adapter at `adapter`, unmerged, its adapter weights trainable
-    (training that continues an adapter instead of stacking a new one over its merged weights)."""
-    try:
-        from peft import PeftModel
-    except ImportError as exc:
-        raise UsageError(f"{adapter} is a LoRA adapter, which needs peft", "pip install 'atrl[train]'") from exc
-    return PeftModel.from_pretrained(model, str(adapter), is_trainable=True)
+    wrapped = PeftModel.from_pretrained(model, str(adapter), is_trainable=trainable)
+    return wrapped if trainable else wrapped.merge_and_unload()
 
 
 def _top_p_filter(probs: torch.Tensor, top_p: float) -> torch.Tensor:
@@ -147,8 +140,7 @@ class HFPolicy:
         if extra:
             self.model = plain_model(self.model)
         if adapter is not None:
-            wrap = trainable_adapter if adapter_trainable else merged_adapter
-            self.model = wrap(self.model, adapter)
+            self.model = applied_adapter(self.model, adapter, trainable=adapter_trainable)
         self.model.to(self.device).eval()
         # transformers renamed the KV-cache argument and output from `past_key_values` to `cache`
         # a trainable adapter's peft wrapper forwards to the base model, whose signature and

@@ -53,7 +53,9 @@ class TrainConfig(BaseModel):
         100, ge=1, description="timed calls per side when the reward times a candidate (fewer: a cheaper, noisier speedup)"
     )
     harness_memory_gib: float | None = Field(
-        None, gt=0, description="GPU memory in GiB that the judge admits its jobs against, per device (null: the device's free memory when judging starts). Set it when something else shares the GPU (a trainer): a job that runs alone gets this whole capacity, not the whole device."
+        None, gt=0, description="GPU memory in GiB that the judge admits its jobs against, per device (null: the "
+        "device's free memory when judging starts); set it when a trainer shares the GPU: a job "
+        "that runs alone then gets this capacity, not the whole device"
     )
     harness_stage_timeouts: dict[Literal["compile", "correctness", "profile"], float] = Field(
         default_factory=dict,

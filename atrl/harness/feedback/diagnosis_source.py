@@ -12,6 +12,8 @@ import ast
 import re
 from dataclasses import dataclass, field
 
+from atrl.astnames import dotted_name
+
 _FP16 = re.compile(r"\b(tl\.float16|torch\.float16|float16|tl\.half|\.half\(\)|fp16)\b")
 _BF16 = re.compile(r"\b(tl\.bfloat16|torch\.bfloat16|bfloat16|bf16)\b")
 
@@ -30,13 +32,7 @@ class SourceFacts:
 
 
 def _dotted(node: ast.AST) -> str:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-    return ".".join(reversed(parts))
+    return dotted_name(node) or ""
 
 
 def _is_jit(function: ast.FunctionDef) -> bool:
