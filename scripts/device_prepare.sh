@@ -5,7 +5,8 @@
 # One device call carries at most 64 MiB, so the model travels in two back-to-back calls:
 #   call 1: carry [".m/part00"]           command: bash scripts/device_setup.sh part00
 #   call 2: carry [".m/part01", ".m/sha256", ".whl"]   command: source scripts/device_setup.sh && <work>
-#   (with the tracked tree, call 1 has room for .whl and a KernelBench copy, call 2 for nothing else)
+#   (the tracked tree, ~13 MiB, travels with each call: beside a model part there is room for .whl
+#   in call 2 only; a KernelBench copy (.kb) goes with a later call)
 # `scripts/device_prepare.sh ray` also stages Ray (benchmarks/ray_harness.py): its 79 MB wheel in
 # three parts, and its dependencies. The tracked tree (~13 MiB) travels with every call, so the
 # model's parts leave no room beside them: carry .rayp/part00 (9 MB) and .rayp/part01 (38 MB) with
