@@ -306,6 +306,7 @@ def main(argv: list[str] | None = None) -> int:
         return worker_main()
     from atrl.errors import UsageError
     from atrl.harness.api import Harness
+    from atrl.harness.select import gib_bytes
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kernelbench", default=os.environ.get(KERNELBENCH_ENV),
@@ -321,6 +322,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1,
                         help="KernelBench evaluations run at once, each in its own process (ours stay one at a time); "
                         "above 1 both sides' wall times include the contention")
+    parser.add_argument("--memory-gib", type=float, default=None,
+                        help="GiB per GPU our harness admits jobs against (default: its free memory)")
     parser.add_argument("--resume", action="store_true",
                         help="keep the candidates already in OUT/parity.json and judge only the rest")
     args = parser.parse_args(argv)
@@ -348,7 +351,7 @@ def main(argv: list[str] | None = None) -> int:
     command = "python benchmarks/kernelbench_parity.py " + " ".join(argv)
     todo = [(c, source) for c, source in pairs if c.name not in done]
     with Harness(backend=OUR_BACKEND, trials=args.trials, timed_calls=args.perf_trials, use_cache=False,
-                 compute_policy="partial") as harness, ThreadPoolExecutor(max(1, args.jobs)) as pool:
+                 compute_policy="partial", memory_capacity=gib_bytes(args.memory_gib)) as harness, ThreadPoolExecutor(max(1, args.jobs)) as pool:
         theirs_pending = [pool.submit(run_theirs, source, reference_source(c, kernelbench), kernelbench, args.trials,
                                       args.perf_trials, args.timeout) for c, source in todo]
         for i, ((candidate, source), pending) in enumerate(zip(todo, theirs_pending, strict=True), start=1):

@@ -80,17 +80,18 @@ class Outcome:
 
 
 def judge(candidates: list[Candidate], kernelbench: Path, backend: str, workers: int, trials: int,
-          preset: str | None, policy: str | None = "partial", wrong_variants: int = 0
-          ) -> tuple[list[Outcome], str | None]:
+          preset: str | None, policy: str | None = "partial", wrong_variants: int = 0,
+          memory_gib: float | None = None) -> tuple[list[Outcome], str | None]:
     """Judge every candidate, then `wrong_variants` builtin-style wrong variants of the first correct
     ones, with one harness (cache off) under `policy` (None: each task's own): outcomes in input
     order, and the size preset it ran (None: the tasks as written)."""
     from atrl.harness.api import Harness
+    from atrl.harness.select import gib_bytes
 
     pairs = with_wrong_variants(candidates, kernelbench, wrong_variants)
     with Harness(backend=backend, workers=workers, trials=trials, use_cache=False, preset=preset,
                  stage_timeouts=STAGE_TIMEOUTS, compute_policy=policy, timed_calls=TIMED_CALLS,
-                 warmup_calls=WARMUP_CALLS) as harness:
+                 warmup_calls=WARMUP_CALLS, memory_capacity=gib_bytes(memory_gib)) as harness:
         futures = [harness.submit(load_task(c, kernelbench), source) for c, source in pairs]
         verdicts = []
         for i, ((candidate, _), future) in enumerate(zip(pairs, futures, strict=True), start=1):
@@ -225,6 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--level", type=int, help="only candidates for tasks of this KernelBench level")
     parser.add_argument("--wrong-variants", type=int, default=0,
                         help="also judge builtin-style wrong variants (tl.store writes value + 1) of the first N correct ones")
+    parser.add_argument("--memory-gib", type=float, default=None, help="GiB per GPU the judge admits jobs against (default: its free memory); for sharing the GPU")
     parser.add_argument("--markdown", type=Path, help="also write the report here")
     parser.add_argument("--json", type=Path, help="write one record per candidate here")
     args = parser.parse_args(argv)
@@ -241,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     start = time.monotonic()
     policy = None if args.policy == "task" else args.policy
     outcomes, preset = judge(candidates, kernelbench, args.backend, args.workers, args.trials, args.preset, policy,
-                             args.wrong_variants)
+                             args.wrong_variants, args.memory_gib)
     command = "python benchmarks/kernelbench_set.py " + " ".join(argv if argv is not None else sys.argv[1:])
     text = report(outcomes, args.backend, preset, time.monotonic() - start, command, args.policy, args.workers)
     print(text)

@@ -33,6 +33,7 @@ from harness_throughput import select_tasks, wrong_variant  # noqa: E402
 from atrl.harness.api import Harness  # noqa: E402
 from atrl.harness.distributed.fleet import FleetOptions, connect, stop_fleet  # noqa: E402
 from atrl.harness.distributed.ray_harness import RayHarness  # noqa: E402
+from atrl.harness.select import gib_bytes  # noqa: E402
 from atrl.harness.verdict import Verdict  # noqa: E402
 from atrl.tasks.task import Task  # noqa: E402
 
@@ -67,7 +68,8 @@ def warm_up(harness: Harness, task: Task) -> None:
 def run(args: argparse.Namespace) -> dict:
     tasks = select_tasks(args.level, None, args.limit)
     pairs = candidates(tasks)
-    options = dict(backend=args.backend, trials=args.trials, preset=args.preset, use_cache=False)
+    options = dict(backend=args.backend, trials=args.trials, preset=args.preset, use_cache=False,
+                   memory_capacity=gib_bytes(args.memory_gib))
     connect(args.address)
     fleet = FleetOptions(name=args.fleet, actors=args.actors)
     ray_harness = RayHarness(workers=args.workers, fleet=fleet, **options)
@@ -143,6 +145,8 @@ def main() -> None:
     parser.add_argument("--actors", type=int, default=1, help="judge actors of the fleet")
     parser.add_argument("--workers", type=int, default=4, help="worker processes per actor")
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--memory-gib", type=float, default=None,
+                        help="GiB per GPU the judge admits jobs against (default: its free memory); for sharing the GPU")
     parser.add_argument("--address", default=None, help="Ray cluster (default: a local one)")
     parser.add_argument("--fleet", default="atrl-benchmark")
     parser.add_argument("--keep-fleet", action="store_true", help="leave the fleet's actors running")

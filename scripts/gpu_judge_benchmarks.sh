@@ -12,7 +12,9 @@
 #   scripts/gpu_judge_benchmarks.sh large        set, throughput, admission (KernelBench sizes)
 # Settings: RESULTS (runs/gpu-judge; not OUT, which the GPU machine sets to its return folder),
 # KERNELBENCH (the root of a KernelBench checkout;
-# default $ATRL_KERNELBENCH), PARITY_JOBS (3), WORKERS (4), PY (python3).
+# default $ATRL_KERNELBENCH), PARITY_JOBS (3), WORKERS (4), PY (python3), MEMORY_GIB (GiB of the GPU
+# this invocation's judge admits jobs against; default its free memory; set it when two invocations
+# share one GPU, e.g. 100 for the KernelBench-size phases beside 30 for the small ones).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 RESULTS=${RESULTS:-runs/gpu-judge}
@@ -20,6 +22,8 @@ KERNELBENCH=${KERNELBENCH:-${ATRL_KERNELBENCH:-}}
 PARITY_JOBS=${PARITY_JOBS:-3}
 WORKERS=${WORKERS:-4}
 PY=${PY:-python3}
+MEMORY=()
+[ -n "${MEMORY_GIB:-}" ] && MEMORY=(--memory-gib "$MEMORY_GIB")
 mkdir -p "$RESULTS"
 
 need_kernelbench() {
@@ -36,19 +40,19 @@ run() {  # run NAME COMMAND...: log to $RESULTS/NAME.log, say how it ended
 set_() {
     need_kernelbench
     run kernelbench-set $PY benchmarks/kernelbench_set.py --kernelbench "$KERNELBENCH" --backend cuda \
-        --workers "$WORKERS" --trials 5 --wrong-variants 10 \
+        --workers "$WORKERS" --trials 5 --wrong-variants 10 "${MEMORY[@]}" \
         --markdown "$RESULTS/kernelbench-set-cuda.md" --json "$RESULTS/kernelbench-set-cuda.json"
 }
 
 throughput() {
     need_kernelbench
     run kernelbench-throughput $PY benchmarks/kernelbench_set.py --kernelbench "$KERNELBENCH" --backend cuda \
-        --workers "$WORKERS" --trials 5 --kind correct --level 1 \
+        --workers "$WORKERS" --trials 5 --kind correct --level 1 "${MEMORY[@]}" \
         --markdown "$RESULTS/kernelbench-throughput-cuda.md" --json "$RESULTS/kernelbench-throughput-cuda.json"
 }
 
 admission() {
-    run memory-admission $PY benchmarks/memory_admission.py --backend cuda --json "$RESULTS/memory-admission-cuda.json"
+    run memory-admission $PY benchmarks/memory_admission.py --backend cuda "${MEMORY[@]/--memory-gib/--memory-capacity-gib}" --json "$RESULTS/memory-admission-cuda.json"
     cp "$RESULTS/memory-admission.log" "$RESULTS/memory-admission-cuda.md"
 }
 
@@ -57,18 +61,18 @@ feedback() {
 }
 
 adversarial() {
-    run adversarial $PY tests/adversarial/runner.py --backend cuda --workers "$WORKERS" --details
+    run adversarial $PY tests/adversarial/runner.py --backend cuda --workers "$WORKERS" --details "${MEMORY[@]}"
     cp "$RESULTS/adversarial.log" "$RESULTS/adversarial-cuda.md"
 }
 
 parity() {
     need_kernelbench
     run kernelbench-parity $PY benchmarks/kernelbench_parity.py --kernelbench "$KERNELBENCH" \
-        --jobs "$PARITY_JOBS" --resume --out "$RESULTS/kernelbench-parity"
+        --jobs "$PARITY_JOBS" --resume "${MEMORY[@]}" --out "$RESULTS/kernelbench-parity"
 }
 
 ray_() {
-    run ray-harness $PY benchmarks/ray_harness.py --backend cuda --level 1 --actors 1 --workers "$WORKERS" \
+    run ray-harness $PY benchmarks/ray_harness.py --backend cuda --level 1 --actors 1 --workers "$WORKERS" "${MEMORY[@]}" \
         --out "$RESULTS/ray-harness-h200.json"
     cp "$RESULTS/ray-harness.log" "$RESULTS/ray-harness-h200.md"
 }

@@ -22,7 +22,7 @@ from atrl.tasks.task import Task
 
 # Verdicts that depend on the machine's state rather than the candidate (a loaded machine can
 # time out a fine kernel); they are not stored, so a later evaluation tries again.
-UNCACHED_CLASSES = frozenset({"timeout", "crash", "out-of-memory", "cuda:error"})
+UNCACHED_CLASSES = frozenset({"timeout", "crash", "out-of-memory", "cuda:error", "device-busy"})
 
 
 def default_cache_dir() -> Path:

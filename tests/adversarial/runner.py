@@ -109,12 +109,15 @@ def resolve_task(spec: str):
     return dataclasses.replace(task, id=f"adversarial/{task.name}", suite="adversarial")
 
 
-def run_cases(cases: list[Case], workers: int = 2, trials: int = 2, backend: str = "interpreter") -> list[Outcome]:
+def run_cases(cases: list[Case], workers: int = 2, trials: int = 2, backend: str = "interpreter",
+              memory_gib: float | None = None) -> list[Outcome]:
     """Judge every case with one `Harness(backend=backend, use_cache=False)`; outcomes in order."""
     from atrl.harness.api import Harness
+    from atrl.harness.select import gib_bytes
 
     with Harness(backend=backend, workers=workers, trials=trials, use_cache=False,
-                 stage_timeouts=STAGE_TIMEOUTS) as harness:
+                 stage_timeouts=STAGE_TIMEOUTS,
+                 memory_capacity=gib_bytes(memory_gib)) as harness:
         verdicts = harness.evaluate_many([(resolve_task(c.task), c.path.read_text()) for c in cases])
     return [Outcome(case=c, ok=v.ok, error_class=v.error_class, stage=v.stage, message=v.message or "",
                     reward_hack=bool(v.reward_hack)) for c, v in zip(cases, verdicts, strict=True)]
@@ -168,10 +171,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trials", type=int, default=2)
     parser.add_argument("--backend", default="interpreter", help="interpreter (CPU) or cuda")
     parser.add_argument("--details", action="store_true", help="also list every cheat's verdict")
+    parser.add_argument("--memory-gib", type=float, default=None, help="GiB per GPU the judge admits jobs against (default: its free memory); for sharing the GPU")
     args = parser.parse_args(argv)
     cases = load_cases(CHEATS_DIR) + load_cases(LEGIT_DIR)
     start = time.monotonic()
-    outcomes = run_cases(cases, workers=args.workers, trials=args.trials, backend=args.backend)
+    outcomes = run_cases(cases, workers=args.workers, trials=args.trials, backend=args.backend,
+                         memory_gib=args.memory_gib)
     print(f"## Reward-hacking detection ({len(outcomes)} candidates, {args.backend} backend, "
           f"{time.monotonic() - start:.0f} s)\n")
     print(detection_table(outcomes) + "\n")

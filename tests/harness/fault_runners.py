@@ -3,7 +3,8 @@
 The candidate "code" is a command: `ok`, `ok-clocked` (with the worker's own stage seconds), `segfault`, `abort`, `hang`, `hang-correctness`,
 `memory`, `exit`, `raise`, `print-huge`, `env` (returns the environment in the message),
 `cuda-error`, `oom` (an out-of-memory verdict), `rlimit` (the soft RLIMIT_AS), `sleep S`, `cwd` (returns the working directory), `oom-unless-alone` (out-of-memory unless the
-job holds the device exclusively), `oom-unless-allowance N` (out-of-memory under an allowance below N GiB). Only the pool tests use it: the production
+job holds the device exclusively), `oom-unless-allowance N` (out-of-memory under an allowance below N GiB), `oom-message TEXT` (an out-of-memory
+verdict with TEXT, CUDA's wording, as its message). Only the pool tests use it: the production
 pool always runs the real judge.
 """
 
@@ -58,13 +59,17 @@ def run(task, code, options, report_stage, timing_lock) -> Verdict:
 
         budget = current_budget()
         if budget is None or budget.allowance < float(command.split()[1]) * (1 << 30):
-            error_class, message = "out-of-memory", "CUDA out of memory. Tried to allocate 2.00 GiB."
+            # the per-process cap refused it: CUDA's allocator then says how much is allowed
+            allowed = (budget.allowance if budget else 0) / (1 << 30)
+            error_class, message = "out-of-memory", f"CUDA out of memory. Tried to allocate 2.00 GiB. {allowed:.2f} GiB allowed;"
     elif command == "rlimit":  # the soft address-space limit this job runs under
         import resource
 
         message = str(resource.getrlimit(resource.RLIMIT_AS)[0])
     elif command.startswith("sleep "):  # occupy the slot, so admission can be watched
         time.sleep(float(command.split()[1]))
+    elif command.startswith("oom-message "):
+        error_class, message = "out-of-memory", command.removeprefix("oom-message ")
     elif command == "oom":
         error_class, message = "out-of-memory", "CUDA out of memory"
     elif command == "cuda-error":

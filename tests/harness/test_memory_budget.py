@@ -8,7 +8,12 @@ import pytest
 from test_footprint import KB_RELU as KB_RELU_SOURCE
 
 from atrl.harness.sandbox.admission import ALLOWANCE_FLOOR, ALLOWANCE_SLACK, MemoryBudget
-from atrl.harness.sandbox.memory_limits import address_space_limit, failed_request_bytes, overrun_message
+from atrl.harness.sandbox.memory_limits import (
+    address_space_limit,
+    failed_request_bytes,
+    overrun_message,
+    squeezed_by_others,
+)
 from atrl.harness.sandbox.pool import WorkerPool
 from atrl.harness.sandbox.worker import GIB, WorkerLimits
 from atrl.harness.stages.judge import JudgeOptions
@@ -35,6 +40,39 @@ def test_overrun_message_names_the_estimate_the_allowance_and_the_excess():
     assert "estimate 64.50 GiB (inputs 6.00 GiB)" in text and "allowance 81.62 GiB" in text
     assert "A request of 20.00 GiB failed with 70.00 GiB in use" in text
     assert "about 8.38 GiB over the allowance" in text and text.endswith("Tried to allocate 20.00 GiB.")
+
+
+# CUDA's caching allocator's words: the per-process cap adds "N allowed;" only when it is what refused
+SQUEEZED = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1024.00 MiB. GPU 0 has a total capacity "
+            "of 139.80 GiB of which 218.31 MiB is free. Process 638 has 114.85 GiB memory in use.")
+CAPPED = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB. GPU 0 has a total capacity of "
+          "139.80 GiB of which 90.10 GiB is free. Including non-PyTorch memory, this process has 26.00 GiB memory "
+          "in use. 30.00 GiB allowed; Of the allocated memory 25.00 GiB is allocated by PyTorch")
+
+
+def test_an_out_of_memory_inside_the_allowance_is_another_process_squeezing_the_device():
+    inside = {"enforced_bytes": 130 * GIB, "peak_bytes": 17 * GIB}
+    assert squeezed_by_others(inside, 130 * GIB, SQUEEZED)
+    assert not squeezed_by_others(inside, 130 * GIB, CAPPED)  # the cap refused it: the candidate's own
+    assert not squeezed_by_others({"enforced_bytes": 17 * GIB, "peak_bytes": 17 * GIB}, 130 * GIB, SQUEEZED)
+    assert not squeezed_by_others({"enforced_bytes": None, "peak_bytes": None}, 130 * GIB, SQUEEZED)
+    assert not squeezed_by_others(inside, 130 * GIB, "MemoryError: the candidate exceeded the worker's memory limit")
+
+
+def _gpu_pool(capacity: int) -> WorkerPool:
+    return WorkerPool("cuda", "cuda", workers=1, gpus=("0",), runner="fault_runners:run", sys_path=(HERE,),
+                      memory_capacity=capacity)
+
+
+def test_the_pool_calls_a_squeezed_gpu_device_busy_and_a_capped_candidate_out_of_memory():
+    # the pool's GPU path on a CPU machine: the job's peak is the worker's resident growth (small)
+    with _gpu_pool(100 * GIB) as pool:
+        squeezed = pool.submit(KB_RELU, "oom-message " + SQUEEZED, None).result(timeout=120)
+        capped = pool.submit(KB_RELU, "oom-message " + CAPPED, None).result(timeout=120)
+    assert squeezed.error_class == "device-busy" and squeezed.memory["alone"], squeezed.message
+    assert "another process holds the device's memory" in squeezed.message.lower()
+    assert "218.31 MiB free on the device" in squeezed.message and "memory_gib" in squeezed.message
+    assert capped.error_class == "out-of-memory" and "over the allowance" in capped.message
 
 
 def test_a_jobs_address_space_limit_grows_with_its_allowance_within_the_hard_limit():

@@ -64,6 +64,8 @@ FAILURE_CLASSES: dict[str, str] = {
     "crash": "the worker process died (segmentation fault, abort, killed)",
     "out-of-memory": "the candidate exceeded the memory limit",
     "cuda:error": "a CUDA error (e.g. illegal memory access) poisoned the device context",
+    "device-busy": "the GPU ran out of memory with the job inside its allowance: another process holds the "
+                   "device's memory (not the candidate's fault)",
     # stage: profile
     "profile:error": "timing the candidate raised an error",
 }

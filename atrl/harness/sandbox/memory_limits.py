@@ -26,6 +26,8 @@ CURRENT: MemoryBudget | None = None
 _UNITS = {"B": 1, "bytes": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
 # the size of the allocation that failed, as torch (CUDA, CPU) and numpy word it
 _REQUEST = re.compile(r"(?:[Tt]ried to allocate|Unable to allocate) ([\d.]+) ?(B|bytes|KiB|MiB|GiB|TiB)")
+# the device's free memory at the failure, as CUDA's caching allocator words it
+_FREE = re.compile(r"of which ([\d.]+) ?(B|bytes|KiB|MiB|GiB|TiB) is free")
 
 
 def current_budget() -> MemoryBudget | None:
@@ -128,6 +130,39 @@ def failed_request_bytes(message: str) -> int | None:
     """The size of the allocation an out-of-memory message says failed, when it says."""
     match = _REQUEST.search(message)
     return int(float(match.group(1)) * _UNITS[match.group(2)]) if match else None
+
+
+def squeezed_by_others(report: dict | None, allowance: int, message: str) -> bool:
+    """Whether a GPU out-of-memory came while the job stayed inside its allowance, so that the
+    device itself had no room: memory held by another process, not this candidate. PyTorch's
+    message names the per-process cap ("N allowed;") when the cap is what refused the request;
+    without it, and with the job's peak plus the failed request within the allowance, the cap
+    was never reached."""
+    if "CUDA out of memory" not in message or " allowed;" in message:
+        return False
+    peak = (report or {}).get("peak_bytes")
+    request = failed_request_bytes(message)
+    if peak is None or request is None:
+        return False
+    return peak + request <= ((report or {}).get("enforced_bytes") or allowance)
+
+
+def squeezed_message(budget: MemoryBudget, report: dict | None, original: str) -> str:
+    """The `device-busy` message: what the job used, what it was allowed, what the device had
+    free, and that the fix is on the judge's side."""
+    allowance = (report or {}).get("enforced_bytes") or budget.allowance
+    peak = (report or {}).get("peak_bytes") or 0
+    request = failed_request_bytes(original) or 0
+    free = _FREE.search(original)
+    free_text = f", with {free.group(1)} {free.group(2)} free on the device" if free else ""
+    return "\n".join([
+        f"the GPU ran out of memory while this job stayed inside its allowance: a request of "
+        f"{size_text(request)} failed with {size_text(peak)} in use (peak) against an allowance of "
+        f"{size_text(allowance)}{free_text}. Another process holds the device's memory; this is not "
+        f"the candidate's fault.",
+        "Judge it again on a GPU the judge has to itself, or give the judge a share it can count on "
+        "(`memory_gib` for eval, `harness_memory_gib` for training).",
+        original.strip()]).strip()
 
 
 def overrun_message(budget: MemoryBudget, report: dict | None, original: str) -> str:

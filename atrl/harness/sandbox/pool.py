@@ -40,7 +40,12 @@ from atrl.harness.feedback.timeouts import explain_timeout, with_size_note
 from atrl.harness.sandbox.admission import CAPACITY_MARGIN, DeviceAdmission, MemoryBudget, plan_budget
 from atrl.harness.sandbox.crash import RAN_CODE_CLASSES, crash_summary, looks_like_oom, signal_name
 from atrl.harness.sandbox.footprint import Footprint, defines_inputs, empty_footprint, footprint_key
-from atrl.harness.sandbox.memory_limits import host_available_bytes, overrun_message
+from atrl.harness.sandbox.memory_limits import (
+    host_available_bytes,
+    overrun_message,
+    squeezed_by_others,
+    squeezed_message,
+)
 from atrl.harness.sandbox.worker import WorkerConfig, WorkerLimits
 from atrl.harness.verdict import Verdict
 
@@ -366,7 +371,12 @@ class WorkerPool:
                 job.budget = replace(job.budget, alone=True, allowance=whole)
             verdict = self._admitted_run(slot, job)
         if verdict.error_class == "out-of-memory" and job.budget is not None:
-            verdict.message = overrun_message(job.budget, job.memory, verdict.message)[-2000:]
+            if self.gpus and squeezed_by_others(job.memory, job.budget.allowance, verdict.message):
+                # alone and inside its allowance, yet refused: something outside this pool holds the GPU
+                verdict.error_class = "device-busy"
+                verdict.message = squeezed_message(job.budget, job.memory, verdict.message)[-2000:]
+            else:
+                verdict.message = overrun_message(job.budget, job.memory, verdict.message)[-2000:]
         if job.budget is not None:
             verdict.memory = {"estimate_bytes": job.budget.estimate, "allowance_bytes": job.budget.allowance,
                               "alone": job.budget.alone, "float64_sliced": job.budget.float64_sliced,

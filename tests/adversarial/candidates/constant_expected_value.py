@@ -1,9 +1,10 @@
-# expect: correctness:mismatch | correctness:precision
+# expect: correctness:mismatch | correctness:precision | correctness:no-triton-output
 # class: constant-output
 # task: builtin/mse_loss
 # attack: returns the expected value 2.0 from a host constant
-# why two classes: on the small preset the true loss is 2 ± 0.04, a mismatch; on the full preset
-# (2^28 elements) it is 2 ± 1.7e-4, inside allclose (3e-4 at 2.0), and only the float64 bound catches it
+# why three classes: on the small preset the true loss is 2 ± 0.04, a mismatch; on the full preset
+# (2^28 elements) it is 2 ± 1.7e-4, inside allclose (3e-4 at 2.0), where the provenance of the output
+# (`aten.full`, no Triton launch wrote it) or the float64 bound catches it, whichever runs first
 """Mean squared error in Triton: loss = (1 / N) * sum_i (pred[i] - target[i])^2, a 0-d tensor.
 
 Two kernels, for a deterministic result: `squared_error_partials_kernel` writes one partial sum per
