@@ -220,3 +220,24 @@ def test_the_committed_set_is_what_the_planting_script_derives_from_the_builtin_
     assert fresh == sorted(p.name for p in committed.iterdir() if p.suffix in (".py", ".yaml"))
     stale = [name for name in fresh if (tmp_path / name).read_text() != (committed / name).read_text()]
     assert not stale, f"re-run benchmarks/plant_diagnosis_set.py: {stale[:5]}"
+
+
+def test_a_diagnosis_that_runs_out_of_memory_leaves_the_wrong_value_verdict_standing(monkeypatch, tmp_path) -> None:
+    # At KernelBench sizes the diagnosis's float64 copies can exceed the job's allowance (a 24 GiB
+    # index tensor on an H200): that is the judge's memory, so the verdict stays a mismatch.
+    import torch
+
+    from atrl.harness.stages import correctness
+    from atrl.harness.stages.judge import JudgeOptions, judge
+    from atrl.tasks.registry import get_task
+
+    def out_of_memory(call):
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 24.06 GiB.")
+
+    monkeypatch.setattr(correctness, "diagnose", out_of_memory)
+    monkeypatch.chdir(tmp_path)
+    task = get_task("builtin/relu")
+    wrong = task.solution.replace("tl.maximum(x, 0.0), mask=mask)", "tl.maximum(x, 0.0) + 1, mask=mask)")
+    assert wrong != task.solution
+    verdict = judge(task, wrong, JudgeOptions(backend="interpreter", preset="small", trials=1))
+    assert verdict.error_class == "correctness:mismatch" and verdict.diagnosis is None, verdict.message

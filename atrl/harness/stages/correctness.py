@@ -22,6 +22,7 @@ pointer, id or shape is then stale and fails as `correctness:cached-output`.
 from __future__ import annotations
 
 import copy
+import gc
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -350,11 +351,20 @@ def _diagnose(error_class: str, task: Task, models: LoadedModels, backend: Backe
     def reference_fn(probe: list) -> object:
         return _call(models.reference, probe).output
 
-    first_right = None
-    if wide_scale is None and not sliced:
-        first_right = _first_call_right(task, models, backend, runner, seed, dtype, atol, rtol, bound, ref64_model)
-    found = diagnose(FailedCall(error_class, inputs, ref_call.output, ref64_call.output, cand_out, source,
-                                atol, rtol, wide_scale, first_right, reference_fn))
+    try:
+        first_right = None
+        if wide_scale is None and not sliced:
+            first_right = _first_call_right(task, models, backend, runner, seed, dtype, atol, rtol, bound,
+                                            ref64_model)
+        found = diagnose(FailedCall(error_class, inputs, ref_call.output, ref64_call.output, cand_out, source,
+                                    atol, rtol, wide_scale, first_right, reference_fn))
+    except (torch.OutOfMemoryError, MemoryError):
+        # the diagnosis's float64 copies are the judge's, not the candidate's: the failure stands
+        # undiagnosed rather than turning into the candidate's out-of-memory
+        gc.collect()
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+        return None
     return found.to_dict() if found is not None else None
 
 
