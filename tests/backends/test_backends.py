@@ -44,7 +44,7 @@ def test_untimed_backend_refuses_to_time() -> None:
 def test_cuda_backend_times_a_call_and_disables_triton_interpret() -> None:
     backend = resolve_backend("cuda")
     assert (backend.platform, backend.timed, backend.default_preset) == ("cuda", True, None)
-    assert backend.worker_env() == {"TRITON_INTERPRET": "0"}
+    assert backend.worker_env() == {"TRITON_INTERPRET": "0", "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}
     x = torch.randn(1 << 24, device=backend.device)
     ms = backend.time_call_ms(lambda: x.mul_(1.0))
     assert ms > 0

@@ -59,3 +59,34 @@ def test_a_reference_mixing_rows_is_not_sliced_and_says_why():
     ref = ColumnMean()(x)
     failure, err, skipped = sliced_precision(ColumnMean(), ColumnMean(), [x], ref, ref, 1e-5, 1e-4, 1e-4)
     assert failure is None and err is None and "rows are not independent" in skipped
+
+
+def test_the_wide_trials_output_scale_is_computed_in_chunks_without_a_full_size_copy_or_index():
+    # On an H200 the old `t[torch.isfinite(t)]` over a (112, 64, 512, 512) output asked for a 56 GiB
+    # index tensor. Every tensor the computation makes (views aside) must stay within one chunk.
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    from atrl.harness.stages.correctness import output_scale
+
+    class Sizes(TorchDispatchMode):
+        def __init__(self) -> None:
+            super().__init__()
+            self.largest, self.ops = 0, set()
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            name = func.overloadpacket.__name__
+            self.ops.add(name)
+            if isinstance(out, torch.Tensor) and name not in {"view", "slice", "alias", "_unsafe_view", "reshape", "detach"}:
+                self.largest = max(self.largest, out.numel())
+            return out
+
+    torch.manual_seed(2)
+    output = torch.randn(8, 4, 25, 50) * 3
+    output[1, 2, 3, 4], output[5, 0, 0, 0] = float("inf"), float("nan")
+    finite = output[torch.isfinite(output)].double()
+    expected = float((finite * finite).mean()) ** 0.5
+    with Sizes() as sizes:
+        scale = output_scale(output, chunk=1000)
+    assert abs(scale - expected) <= 1e-12 * expected
+    assert sizes.largest <= 1000 and "nonzero" not in sizes.ops and "index" not in sizes.ops, sizes.ops

@@ -31,8 +31,15 @@ from torch import nn
 
 from atrl.backends.base import Backend
 from atrl.harness.feedback.diagnosis import VALUE_FAILURES, FailedCall, diagnose
+from atrl.harness.sandbox.footprint import COMPARE_CHUNK_ELEMENTS
 from atrl.harness.sandbox.memory_limits import current_budget
-from atrl.harness.stages.compare import Mismatch, as_tensor_list, compare_inputs, compare_outputs
+from atrl.harness.stages.compare import (
+    Mismatch,
+    as_tensor_list,
+    compare_inputs,
+    compare_outputs,
+    finite_square_sum,
+)
 from atrl.harness.stages.float64_slices import sliced_precision
 from atrl.harness.stages.inputs import (
     Inputs,
@@ -148,16 +155,16 @@ def trial_plans(trials: int, seed: int) -> list[TrialPlan]:
     return plans
 
 
-def output_scale(output) -> float:
+def output_scale(output, chunk: int = COMPARE_CHUNK_ELEMENTS) -> float:
     """max(1, root-mean-square of the output's finite floating values). A task's atol is set for
     the magnitudes its own inputs give; on wide inputs outputs grow (sums by √n, products by the
     scale squared), so the absolute tolerance of a wide trial grows with them."""
     squares, count = 0.0, 0
     for t in as_tensor_list(output) or []:
         if t.is_floating_point():
-            finite = t[torch.isfinite(t)].double()
-            squares += float((finite * finite).sum())
-            count += finite.numel()
+            tensor_squares, tensor_count = finite_square_sum(t, chunk)
+            squares += tensor_squares
+            count += tensor_count
     return max(1.0, (squares / count) ** 0.5) if count else 1.0
 
 
