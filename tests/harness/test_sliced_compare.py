@@ -21,6 +21,31 @@ def test_chunked_compare_tensor_equals_the_single_chunk_one_on_a_mismatching_out
     assert whole.error_class == chunked.error_class == "correctness:nan" and whole.message == chunked.message
 
 
+def test_compare_tensor_statistics_equal_a_direct_whole_tensor_computation():
+    # the statistics are accumulated on the device chunk by chunk and read once: they must be the
+    # plain whole-tensor numbers, the first mismatch included when it lies in a later chunk
+    torch.manual_seed(3)
+    ref = torch.randn(40, 25)
+    ref[0, 0], ref[0, 1] = float("inf"), 0.0
+    cand = ref * (1 + 1e-7 * torch.randn(40, 25))
+    cand[0, 0], cand[0, 1] = float("inf"), 1e-9  # equal infinities; a tiny value where ref is 0
+    cand[31, 4] += 0.5
+    cand[33, 0] = float("nan")
+    failure, errors = compare_tensor(ref, cand, 1e-4, 1e-4, chunk=64)
+    r, c = ref.double(), cand.double()
+    close = torch.isclose(c, r, atol=1e-4, rtol=1e-4, equal_nan=True)
+    wrong = ~close | (~torch.isfinite(c) & torch.isfinite(r))
+    diff = (c - r).abs()
+    rel = diff / r.abs()
+    assert errors.mismatch_fraction == int(wrong.sum()) / ref.numel() == 2 / 1000
+    assert errors.max_abs_error == float(diff[torch.isfinite(diff)].max())
+    assert errors.max_rel_error == float(rel[torch.isfinite(rel) & (r != 0)].max())
+    assert errors.first_mismatch_index == [31, 4] and failure.error_class == "correctness:nan"
+    assert f"got {float(cand[31, 4]):.6g}, expected {float(ref[31, 4]):.6g}" in failure.message
+    same, same_errors = compare_tensor(ref, ref.clone(), 1e-4, 1e-4, chunk=64)
+    assert same is None and same_errors.max_abs_error == 0.0 and same_errors.mismatch_fraction == 0.0
+
+
 def test_chunked_relative_error_equals_the_whole_one():
     torch.manual_seed(1)
     ref64 = torch.randn(1000, dtype=torch.float64)

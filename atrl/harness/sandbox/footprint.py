@@ -30,9 +30,13 @@ import ast
 import hashlib
 from dataclasses import dataclass
 
-# Elements per chunk of a comparison (`atrl.harness.stages.compare`): its float64 temporaries stay near
-# 400 MiB however large the output (a whole float64 copy of a 6 GiB fp32 output is 12 GiB).
-COMPARE_CHUNK_ELEMENTS = 1 << 23
+# Elements per chunk of a comparison (`atrl.harness.stages.compare`) on a GPU, and the memory
+# estimate's bound: its float64 temporaries stay near 1.6 GiB however large the output (a whole
+# float64 copy of a 6 GiB fp32 output is 12 GiB), in few enough chunks that launching each chunk's
+# ~100 operations does not dominate. On a CPU chunks that stay in cache are faster: 1.2 s against
+# 4.3 s (2^23-element chunks) and 7.3 s (2^25) for 2^26 elements on 2 cores.
+COMPARE_CHUNK_ELEMENTS = 1 << 25
+COMPARE_CHUNK_ELEMENTS_CPU = 1 << 18
 L2_FLUSH_BYTES = 256 * 1024 * 1024  # the cuda backend's cache-flush buffer (atrl.backends.cuda)
 # the sliced comparison holds about six float64 buffers and four boolean masks of one chunk
 COMPARE_BYTES_PER_ELEMENT = 6 * 8 + 4

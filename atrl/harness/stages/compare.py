@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from atrl.harness.sandbox.footprint import COMPARE_CHUNK_ELEMENTS
+from atrl.harness.sandbox.footprint import COMPARE_CHUNK_ELEMENTS, COMPARE_CHUNK_ELEMENTS_CPU
 
 
 @dataclass
@@ -71,18 +71,33 @@ def _index(flat_index: int, shape: torch.Size) -> list[int]:
     return list(reversed(index))
 
 
-def _flat_chunks(*tensors: torch.Tensor, chunk: int):
-    """(offset, float64 slices of each flattened tensor) for consecutive chunks of `chunk` elements,
-    so a comparison never holds more than one chunk of float64 copies."""
-    flats = [t.detach().reshape(-1) for t in tensors]
+def chunk_elements(chunk: int | None, device: torch.device) -> int:
+    """`chunk`, or the comparison's chunk size for tensors on `device` (footprint module)."""
+    if chunk is not None:
+        return chunk
+    return COMPARE_CHUNK_ELEMENTS_CPU if device.type == "cpu" else COMPARE_CHUNK_ELEMENTS
+
+
+def _flat_chunks(*tensors: torch.Tensor, chunk: int | None):
+    """(offset, float64 slices of each flattened tensor) for consecutive chunks of `chunk` elements
+    (default: the size for their device), so a comparison never holds more than one chunk of
+    float64 copies."""
+    chunk = chunk_elements(chunk, tensors[0].device)
+    flats = [t.detach().reshape(-1) for t in tensors]  # a view, unless a tensor is not contiguous
     for start in range(0, flats[0].numel(), chunk):
         yield start, [f[start:start + chunk].to(torch.float64) for f in flats]
 
 
+def _chunk64(t: torch.Tensor, start: int, chunk: int) -> torch.Tensor:
+    return t.detach().reshape(-1)[start:start + chunk].to(torch.float64)
+
+
 def compare_tensor(ref: torch.Tensor, cand: torch.Tensor, atol: float, rtol: float,
-                   name: str = "output", chunk: int = COMPARE_CHUNK_ELEMENTS) -> tuple[Mismatch | None, OutputErrors]:
+                   name: str = "output", chunk: int | None = None) -> tuple[Mismatch | None, OutputErrors]:
     """Shape, dtype, NaN/Inf where the reference is finite, then allclose(atol, rtol). Computed in
-    chunks of `chunk` elements (the statistics do not depend on it)."""
+    chunks of `chunk` elements (the statistics do not depend on it), with every statistic kept on
+    the device until one read at the end: on a GPU each read is a synchronisation, and a
+    KernelBench output has hundreds of chunks."""
     errors = OutputErrors()
     if tuple(cand.shape) != tuple(ref.shape):
         return Mismatch("correctness:shape", f"{name} shape {tuple(cand.shape)}, expected {tuple(ref.shape)}"), errors
@@ -90,68 +105,76 @@ def compare_tensor(ref: torch.Tensor, cand: torch.Tensor, atol: float, rtol: flo
         return Mismatch("correctness:dtype", f"{name} dtype {cand.dtype}, expected {ref.dtype}"), errors
     if cand.numel() == 0:
         return None, errors
-    max_abs, max_rel, any_finite, count, bad_count = 0.0, 0.0, False, 0, 0
-    first: tuple[int, float, float] | None = None
-    for start, (r, c) in _flat_chunks(ref, cand, chunk=chunk):
-        bad_values = ~torch.isfinite(c) & torch.isfinite(r)
-        close = torch.isclose(c, r, atol=atol, rtol=rtol, equal_nan=True)
+    chunk = chunk_elements(chunk, ref.device)
+    inf = torch.tensor(float("inf"), dtype=torch.float64, device=ref.device)
+    max_abs, max_rel = -inf, torch.zeros((), dtype=torch.float64, device=ref.device)
+    wrong_counts, bad_counts = [], []
+    for _, (r, c) in _flat_chunks(ref, cand, chunk=chunk):
+        wrong, bad_values = _wrong_elements(r, c, atol, rtol)
         diff = (c - r).abs()
-        finite = torch.isfinite(diff)
-        if bool(finite.any()):
-            any_finite = True
-            max_abs = max(max_abs, float(diff[finite].max()))
+        max_abs = torch.maximum(max_abs, torch.where(torch.isfinite(diff), diff, -inf).max())
         rel = diff / r.abs().clamp_min(torch.finfo(torch.float64).tiny)
-        rel_finite = torch.isfinite(rel) & (r != 0)
-        if bool(rel_finite.any()):
-            max_rel = max(max_rel, float(rel[rel_finite].max()))
-        wrong = bad_values | ~close
-        chunk_count = int(wrong.sum())
-        count += chunk_count
-        bad_count += int(bad_values.sum())
-        if chunk_count and first is None:
-            at = int(wrong.nonzero()[0, 0])
-            first = (start + at, c[at].item(), r[at].item())
-    errors.max_abs_error = max_abs if any_finite else float("inf")
-    errors.max_rel_error = max_rel
+        max_rel = torch.maximum(max_rel, torch.where(torch.isfinite(rel) & (r != 0), rel, 0.0).max())
+        wrong_counts.append(wrong.sum())
+        bad_counts.append(bad_values.sum())
+    counts = torch.stack(wrong_counts).tolist()
+    read_abs, read_rel = torch.stack([max_abs, max_rel]).tolist()
+    count, bad_count = sum(counts), int(sum(torch.stack(bad_counts).tolist()))
+    errors.max_abs_error = read_abs if read_abs != float("-inf") else float("inf")
+    errors.max_rel_error = read_rel
     errors.mismatch_fraction = count / ref.numel()
-    if first is not None:
-        flat, got, expected = first
-        errors.first_mismatch_index = _index(flat, ref.shape)
-        where = f"first at index {errors.first_mismatch_index}: got {got:.6g}, expected {expected:.6g}"
-        if bad_count:
-            share = bad_count / ref.numel()
-            return Mismatch("correctness:nan",
-                            f"{name} has NaN/Inf where the reference is finite ({share:.1%} of elements); {where}"), errors
-        return Mismatch(
-            "correctness:mismatch",
-            f"{name} differs beyond atol={atol:g}, rtol={rtol:g}: max abs error {errors.max_abs_error:.3g}, "
-            f"max rel error {errors.max_rel_error:.3g}, {errors.mismatch_fraction:.2%} of elements mismatched, {where}",
-        ), errors
-    return None, errors
+    if not count:
+        return None, errors
+    # the first wrong element: its chunk found from the counts, then one more pass over that chunk
+    first_chunk = next(i for i, n in enumerate(counts) if n)
+    start = first_chunk * chunk
+    r, c = _chunk64(ref, start, chunk), _chunk64(cand, start, chunk)
+    wrong, _ = _wrong_elements(r, c, atol, rtol)
+    at = int(wrong.to(torch.uint8).argmax())
+    got, expected = torch.stack([c[at], r[at]]).tolist()
+    errors.first_mismatch_index = _index(start + at, ref.shape)
+    where = f"first at index {errors.first_mismatch_index}: got {got:.6g}, expected {expected:.6g}"
+    if bad_count:
+        share = bad_count / ref.numel()
+        return Mismatch("correctness:nan",
+                        f"{name} has NaN/Inf where the reference is finite ({share:.1%} of elements); {where}"), errors
+    return Mismatch(
+        "correctness:mismatch",
+        f"{name} differs beyond atol={atol:g}, rtol={rtol:g}: max abs error {errors.max_abs_error:.3g}, "
+        f"max rel error {errors.max_rel_error:.3g}, {errors.mismatch_fraction:.2%} of elements mismatched, {where}",
+    ), errors
 
 
-def error_norms(out: torch.Tensor, ref64: torch.Tensor, chunk: int = COMPARE_CHUNK_ELEMENTS) -> tuple[float, float]:
+def _wrong_elements(r: torch.Tensor, c: torch.Tensor, atol: float, rtol: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """(outside allclose or non-finite where the reference is finite, the latter alone)."""
+    bad_values = ~torch.isfinite(c) & torch.isfinite(r)
+    return bad_values | ~torch.isclose(c, r, atol=atol, rtol=rtol, equal_nan=True), bad_values
+
+
+def error_norms(out: torch.Tensor, ref64: torch.Tensor, chunk: int | None = None) -> tuple[float, float]:
     """(‖out − ref64‖₂², ‖ref64‖₂²) over the elements where the float64 reference is finite, in
-    chunks; squared norms add up over slices, so a bound can be computed slice by slice."""
-    num = den = 0.0
+    chunks, summed on the device and read once; squared norms add up over slices, so a bound can
+    be computed slice by slice."""
+    num = den = torch.zeros((), dtype=torch.float64, device=ref64.device)
     for _, (r, o) in _flat_chunks(ref64, out, chunk=chunk):
         finite = torch.isfinite(r)
-        r, o = r[finite], o[finite]
-        num += float(torch.sum((o - r) ** 2))
-        den += float(torch.sum(r * r))
-    return num, den
+        num = num + torch.where(finite, o - r, 0.0).square().sum()
+        den = den + torch.where(finite, r, 0.0).square().sum()
+    read_num, read_den = torch.stack([num, den]).tolist()
+    return read_num, read_den
 
 
-def finite_square_sum(t: torch.Tensor, chunk: int = COMPARE_CHUNK_ELEMENTS) -> tuple[float, int]:
+def finite_square_sum(t: torch.Tensor, chunk: int | None = None) -> tuple[float, int]:
     """(sum of squares, count) over the finite elements of `t`, in float64 chunks: never a
     full-size copy or index tensor (a boolean mask over a KernelBench output of 1.9 G elements
     builds 56 GiB of indices)."""
-    squares, count = 0.0, 0
+    squares = torch.zeros((), dtype=torch.float64, device=t.device)
+    count = torch.zeros((), dtype=torch.int64, device=t.device)
     for _, (values,) in _flat_chunks(t, chunk=chunk):
         finite = torch.isfinite(values)
-        squares += float(torch.where(finite, values * values, 0.0).sum())
-        count += int(finite.sum())
-    return squares, count
+        squares = squares + torch.where(finite, values, 0.0).square().sum()
+        count = count + finite.sum()
+    return float(squares), int(count)
 
 
 def norms_ratio(num: float, den: float) -> float:
@@ -159,7 +182,7 @@ def norms_ratio(num: float, den: float) -> float:
     return num ** 0.5 / den ** 0.5 if den > 0 else num ** 0.5
 
 
-def relative_error(out: torch.Tensor, ref64: torch.Tensor, chunk: int = COMPARE_CHUNK_ELEMENTS) -> float:
+def relative_error(out: torch.Tensor, ref64: torch.Tensor, chunk: int | None = None) -> float:
     """‖out − ref64‖₂ / ‖ref64‖₂ over the elements where the float64 reference is finite
     (the absolute norm when the reference is all zeros)."""
     return norms_ratio(*error_norms(out, ref64, chunk))

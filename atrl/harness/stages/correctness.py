@@ -31,7 +31,6 @@ from torch import nn
 
 from atrl.backends.base import Backend
 from atrl.harness.feedback.diagnosis import VALUE_FAILURES, FailedCall, diagnose
-from atrl.harness.sandbox.footprint import COMPARE_CHUNK_ELEMENTS
 from atrl.harness.sandbox.memory_limits import current_budget
 from atrl.harness.stages.compare import (
     Mismatch,
@@ -155,7 +154,7 @@ def trial_plans(trials: int, seed: int) -> list[TrialPlan]:
     return plans
 
 
-def output_scale(output, chunk: int = COMPARE_CHUNK_ELEMENTS) -> float:
+def output_scale(output, chunk: int | None = None) -> float:
     """max(1, root-mean-square of the output's finite floating values). A task's atol is set for
     the magnitudes its own inputs give; on wide inputs outputs grow (sums by √n, products by the
     scale squared), so the absolute tolerance of a wide trial grows with them."""
