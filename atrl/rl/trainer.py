@@ -25,6 +25,7 @@ The model stays in eval mode throughout (no dropout), so the first epoch's ratio
 from __future__ import annotations
 
 import copy
+import dataclasses
 import random
 import sys
 import time
@@ -225,7 +226,15 @@ def _make_reward_source(config: TrainConfig) -> RewardSource:
                         fleet_resource=config.harness_resource, gpus=gpus, backend=config.backend,
                         workers=config.harness_workers, timed_calls=config.harness_timed_calls,
                         stage_timeouts=dict(config.harness_stage_timeouts) or None,
-                        memory_capacity=gib_bytes(config.harness_memory_gib))
+                        memory_capacity=gib_bytes(config.harness_memory_gib), preset=config.agent.get("preset"))
+
+
+def prompt_preset(config: TrainConfig, reward_source: object) -> str | None:
+    """The size preset the task message shows: the agent's, else the one the judging harness
+    runs (None: the agent's own default; rewards other than the harness judge no sizes)."""
+    if config.agent.get("preset") is not None or config.reward != "harness":
+        return config.agent.get("preset")
+    return getattr(reward_source, "preset", None) or "full"  # a backend's None: the tasks as written
 
 
 class Trainer:
@@ -276,6 +285,7 @@ class Trainer:
         self.pad_id = pad if pad is not None else (getattr(tokenizer, "eos_token_id", None) or 0)
         self.tasks = tasks if tasks is not None else _load_tasks(config)
         self.reward_source = reward_source if reward_source is not None else _make_reward_source(config)
+        self.prompt_preset = prompt_preset(config, self.reward_source)
         train_ids = _read_split(config).ids("train") if config.split else None
         if knowledge is None:
             knowledge = (self.reward_source if isinstance(self.reward_source, KeyRelay)
@@ -332,6 +342,8 @@ class Trainer:
             self.reward_source.begin_step(step)  # this step's keys
         seed = self.config.seed * 100_000 + step * 1_000 + self.dp.rank * 10_000_000
         agent_config = self.config.agent_config(seed=seed)
+        if self.prompt_preset is not None:
+            agent_config = dataclasses.replace(agent_config, preset=self.prompt_preset)
         self.model.eval()
         # the policy samples with the trained module itself unless it has its own copy (master weights)
         gather = self.dp.full_params(self.train_model) if not self.chassis.separate_master else nullcontext()

@@ -100,3 +100,26 @@ def test_a_stage_limit_for_an_unknown_stage_is_refused():
 
     with pytest.raises(UsageError, match="harness_stage_timeouts"):
         make_config({"harness_stage_timeouts": {"compiel": 5}})
+
+
+def test_the_task_message_shows_the_sizes_the_rewards_judge_runs():
+    # A prompt showing one size while the harness judges another teaches nothing true: the
+    # agent's preset goes to the harness, and without one the prompt takes the harness's.
+    from atrl.rl.config import make_config
+    from atrl.rl.trainer import _make_reward_source, prompt_preset
+
+    chosen = make_config({"backend": "interpreter", "harness_workers": 1, "agent": {"preset": "full"}})
+    harness = _make_reward_source(chosen)
+    try:
+        assert harness.preset == "full" and prompt_preset(chosen, harness) == "full"
+    finally:
+        harness.close()
+    # the agent names the cuda platform (prompt default: full sizes) but the harness interprets (small)
+    mismatched = make_config({"backend": "interpreter", "harness_workers": 1, "agent": {"platform": "cuda"}})
+    harness = _make_reward_source(mismatched)
+    try:
+        assert harness.preset == "small" and prompt_preset(mismatched, harness) == "small"
+    finally:
+        harness.close()
+    synthetic = make_config({"reward": "synthetic"})
+    assert prompt_preset(synthetic, object()) is None
