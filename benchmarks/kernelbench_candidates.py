@@ -23,6 +23,7 @@ import yaml
 
 from atrl.errors import UsageError
 from atrl.tasks.kernelbench import load_kernelbench_task
+from atrl.tasks.mutations import plus_one_variant
 from atrl.tasks.task import Task
 
 SET_DIR = Path(__file__).resolve().parents[1] / "tests" / "data" / "kernelbench_candidates"
@@ -149,26 +150,6 @@ def candidate_source(candidate: Candidate, root: Path) -> str:
     source = "\n".join(lines) + "\n"
     ast.parse(source)  # a marker placed inside a block would break the file: fail here, not in the judge
     return source
-
-
-class _StoresPlusOne(ast.NodeTransformer):
-    """Rewrites the value argument of every `tl.store(ptr, value, ...)` to `value + 1`."""
-
-    def visit_Call(self, node: ast.Call) -> ast.AST:
-        self.generic_visit(node)
-        if isinstance(node.func, ast.Attribute) and node.func.attr == "store" and len(node.args) >= 2:
-            node.args[1] = ast.BinOp(left=node.args[1], op=ast.Add(), right=ast.Constant(1))
-        return node
-
-
-def plus_one_variant(source: str) -> str | None:
-    """`source` with every `tl.store` writing `value + 1` (every store: a kernel may take a branch
-    the last store is not on); None when it has no store."""
-    tree = ast.parse(source)
-    if not any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "store"
-               for n in ast.walk(tree)):
-        return None
-    return ast.unparse(ast.fix_missing_locations(_StoresPlusOne().visit(tree)))
 
 
 def with_wrong_variants(candidates: list[Candidate], kernelbench: Path, count: int) -> list[tuple[Candidate, str]]:

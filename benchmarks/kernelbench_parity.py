@@ -2,7 +2,7 @@
 
 Candidates: the KernelBench candidate set (`tests/data/kernelbench_candidates`: correct kernels,
 cheats, wrong kernels) plus builtin-style wrong variants of the first `--wrong-variants` correct
-ones (every `tl.store` writes `value + 1`; see `kernelbench_candidates.plus_one_variant`).
+ones (every `tl.store` writes `value + 1`; see `atrl.tasks.mutations.plus_one_variant`).
 
 For each candidate:
 - **theirs**: `kernelbench.eval.eval_kernel_against_ref` from the checkout at `--kernelbench`

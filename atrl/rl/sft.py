@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from atrl.errors import UsageError
 from atrl.policy.hf import plain_model
 from atrl.rl.chassis import Chassis, LoraSettings, OptimSettings, adapter_base_spec
-from atrl.rl.sft_data import BuildReport, SftExample, solution_examples, trajectory_examples
+from atrl.rl.sft_data import BuildReport, SftExample, repair_examples, solution_examples, trajectory_examples
 
 SAVE_DTYPES = {"bfloat16": torch.bfloat16, "float32": torch.float32}
 
@@ -61,6 +61,10 @@ class SftConfig(BaseModel):
     )
     trajectories: list[str] = Field(default_factory=list, description="trajectory files or run dirs for RFT")
     rft_max_per_task: int | None = Field(None, description="cap on RFT examples per task (null: none)")
+    repair: bool = Field(
+        False, description="add second-turn examples: fix a wrong variant after its feedback, keep a right kernel"
+    )
+    repair_backend: str = Field("interpreter", description="backend that judges the repair examples' first turns")
 
     epochs: int = Field(3, ge=1, description="passes over the examples")
     max_steps: int | None = Field(None, description="optimizer steps (null: epochs × steps per epoch)")
@@ -243,6 +247,8 @@ def build_examples(config: SftConfig, policy: Any) -> tuple[list[SftExample], Bu
         knowledge_for,
         report,
     )
+    if config.repair:
+        examples += _repair(config, policy, train, knowledge_for, report)
     if config.trajectories:
         examples += trajectory_examples(
             policy, config.trajectories, train_ids, report, config.rft_max_per_task
@@ -254,6 +260,19 @@ def build_examples(config: SftConfig, policy: Any) -> tuple[list[SftExample], Bu
             "raise agent.context_budget or max_response_tokens",
         )
     return examples, report
+
+
+def _repair(config: SftConfig, policy: Any, train: list, knowledge_for: Callable, report: BuildReport) -> list:
+    """The repair and keep examples (`repair_examples`), their first turns judged by a harness on
+    `config.repair_backend` at its own sizes, for the first platform; with knowledge-base text
+    when the variants include it."""
+    from atrl.harness.api import Harness
+
+    platform = config.platforms[0]
+    with Harness(backend=config.repair_backend, workers=2) as harness:
+        knowledge = knowledge_for(platform) if any(config.kb_variants) else None
+        return repair_examples(policy, train, config.agent, platform, harness.preset or "full", harness.evaluate,
+                               knowledge, report)
 
 
 def run_sft(

@@ -29,7 +29,9 @@ from atrl.agent.episode import Episode
 from atrl.agent.interfaces import Knowledge
 from atrl.agent.trajectory_io import read_trajectories
 from atrl.errors import UsageError
+from atrl.harness.verdict import Verdict
 from atrl.policy.base import Generation
+from atrl.tasks.mutations import plus_one_variant
 from atrl.tasks.task import Task
 
 _KERNEL_RE = re.compile(r"@triton\.jit[^\n]*\n(?:\s*@[^\n]*\n)*\s*def\s+(\w+)")
@@ -85,11 +87,12 @@ def plan_line(task: Task) -> str:
     )
 
 
-def solution_response(task: Task) -> str:
-    """The assistant response for a task with a reference solution: plan, then the code block."""
+def solution_response(task: Task, code: str | None = None) -> str:
+    """The assistant response for a task with a reference solution: plan, then the code block
+    (`code`, default the solution itself)."""
     if not task.solution:
         raise ValueError(f"task {task.id} has no reference solution")
-    return f"{plan_line(task)}\n\n```python\n{task.solution.strip()}\n```"
+    return f"{plan_line(task)}\n\n```python\n{(code or task.solution).strip()}\n```"
 
 
 def _respond(episode: Episode, text: str) -> SftExample | str:
@@ -148,6 +151,75 @@ def solution_examples(
             example.variant = f"{platform}/{preset}/{'kb' if kb else 'nokb'}"
             examples.append(example)
             report.kept["solution"] += 1
+    return examples
+
+
+def _generation(episode: Episode, text: str) -> Generation:
+    """`text` as if sampled: its tokens and the template's end-of-turn token."""
+    ids = episode.policy.tokenize(text) + episode.policy.tokenize(episode.ctx.closing_text())[:1]
+    return Generation(text=text, token_ids=ids, logprobs=[0.0] * len(ids))
+
+
+def _after_feedback(task: Task, first: str, agent: AgentConfig, policy: Any, judge: Callable[[Task, str], Verdict],
+                    knowledge: Knowledge | None, first_ok: bool) -> SftExample | str:
+    """One episode driven by hand: `first` as turn 0, judged; the compaction (the agent's own
+    structured summary, as when a policy's summary is unusable); then the reference solution as
+    turn 1, the only target. The example, or why it is skipped."""
+    episode = Episode(task, 0, policy, agent, knowledge)
+    if episode.phase == "done":
+        return "prompt_over_budget"
+    episode.turn_request()
+    episode.record_response(_generation(episode, solution_response(task, first)))
+    verdict = judge(task, episode.traj.turns[0].response_text)
+    if verdict.ok != first_ok:
+        return "variant_passed" if verdict.ok else "solution_failed"
+    episode.record_verdict(verdict)
+    if episode.phase == "compact":
+        episode.summary_request()
+        episode.record_summary(_generation(episode, ""))
+    if episode.phase != "turn":
+        return "no_second_turn"
+    episode.turn_request()
+    turn = episode.record_response(_generation(episode, solution_response(task)))
+    if turn.finish_reason == "length" or episode.ctx.segment.index != turn.segment:
+        return "response_too_long"
+    ids = episode.ctx.segment.token_ids[: turn.response_end]
+    return SftExample(task_id=task.id, source="repair" if not first_ok else "keep", variant="",
+                      token_ids=list(ids), loss_mask=[turn.response_start <= i for i in range(turn.response_end)])
+
+
+def repair_examples(
+    policy: Any,
+    tasks: Iterable[Task],
+    agent: dict[str, Any],
+    platform: str,
+    preset: str,
+    judge: Callable[[Task, str], Verdict],
+    knowledge: Knowledge | None,
+    report: BuildReport,
+) -> list[SftExample]:
+    """Second turns for every task with a solution: a *repair* (turn 0 is the solution with every
+    `tl.store` writing `value + 1`, judged wrong; turn 1 fixes it after the feedback) and a *keep*
+    (turn 0 is the solution, judged right; turn 1 submits it again instead of breaking it). The
+    agent's settings are `agent` with at least two turns; `judge(task, response)` gives turn 0's
+    real verdict, at `preset`, the sizes the task message shows."""
+    config = AgentConfig(**{**agent, "platform": platform, "preset": preset, "kb": knowledge is not None,
+                            "max_turns": max(2, agent.get("max_turns", 2))})
+    examples: list[SftExample] = []
+    for task in tasks:
+        if not task.solution:
+            report.skipped["no_solution"] += 1
+            continue
+        wrong = plus_one_variant(task.solution)
+        firsts = [(task.solution, True)] + ([(wrong, False)] if wrong is not None else [])
+        for first, first_ok in firsts:
+            example = _after_feedback(task, first, config, policy, judge, knowledge, first_ok)
+            if isinstance(example, str):
+                report.skipped[example] += 1
+                continue
+            example.variant = f"{platform}/{preset}/{example.source}"
+            examples.append(example)
+            report.kept[example.source] += 1
     return examples
 
 

@@ -199,7 +199,7 @@ def test_wrong_variants_follow_the_correct_candidates(tmp_path):
 
 
 def test_plus_one_reaches_every_store():
-    from kernelbench_candidates import plus_one_variant
+    from atrl.tasks.mutations import plus_one_variant
 
     source = "def k(p, x, EVEN):\n    if EVEN:\n        tl.store(p, x)\n    else:\n        tl.store(p, x, mask=m)\n"
     assert plus_one_variant(source).count("tl.store(p, x + 1") == 2  # the branch taken may be either

@@ -262,3 +262,47 @@ def test_sft_resumes_from_its_checkpoint_and_continues_the_step_count(sft_run, t
     again = run_sft(more, policy=_policy(tiny_dir), examples=examples)
     steps = [json.loads(line)["step"] for line in (result.out_dir / "metrics.jsonl").read_text().splitlines()]
     assert again.steps == 32 and steps == list(range(1, 33))
+
+
+def test_repair_examples_train_the_fix_after_real_feedback_and_keeping_a_right_kernel(
+    policy, builtin: dict[str, Task]
+) -> None:
+    from atrl.harness.api import Harness
+    from atrl.rl.sft_data import repair_examples
+
+    task = builtin["builtin/relu"]
+    report = BuildReport()
+    agent = {"context_budget": 32768, "max_response_tokens": 16384, "turns_per_segment": 1}
+    with Harness(backend="interpreter", workers=1, trials=1) as harness:
+        examples = repair_examples(policy, [task], agent, "cuda", "small", harness.evaluate, None, report)
+    by_source = {e.source: e for e in examples}
+    assert sorted(by_source) == ["keep", "repair"] and report.kept == Counter({"keep": 1, "repair": 1})
+    for source, example in by_source.items():
+        first = example.loss_mask.index(True)
+        context = policy.detokenize(example.token_ids[:first])
+        trained = policy.detokenize([i for i, m in zip(example.token_ids, example.loss_mask, strict=True) if m])
+        assert trained == solution_response(task) + "<|im_end|>"  # only the second turn is a target
+        assert prompts.extract_code(trained.removesuffix("<|im_end|>")).strip() == task.solution.strip()
+        assert "x + 1" not in trained
+        if source == "repair":
+            # a new segment after the compaction: the wrong kernel carried with its real feedback
+            assert "tl.maximum(x, 0.0) + 1" in context and "mismatch" in context.lower(), context[-1500:]
+        else:
+            assert "tl.maximum(x, 0.0) + 1" not in context and "correct" in context.lower()
+
+
+def test_a_repair_inside_one_segment_trains_the_fix_only_not_the_wrong_first_answer(
+    policy, builtin: dict[str, Task]
+) -> None:
+    from atrl.harness.api import Harness
+    from atrl.rl.sft_data import repair_examples
+
+    task = builtin["builtin/relu"]
+    agent = {"context_budget": 32768, "max_response_tokens": 16384, "turns_per_segment": 2}  # no compaction
+    with Harness(backend="interpreter", workers=1, trials=1) as harness:
+        examples = repair_examples(policy, [task], agent, "cuda", "small", harness.evaluate, None, BuildReport())
+    [repair] = [e for e in examples if e.source == "repair"]
+    first = repair.loss_mask.index(True)
+    assert all(repair.loss_mask[first:])  # one span: the second answer and its end-of-turn token
+    assert policy.detokenize(repair.token_ids[first:]) == solution_response(task) + "<|im_end|>"
+    assert "tl.maximum(x, 0.0) + 1" in policy.detokenize(repair.token_ids[:first])
