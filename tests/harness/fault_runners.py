@@ -4,7 +4,8 @@ The candidate "code" is a command: `ok`, `ok-clocked` (with the worker's own sta
 `memory`, `exit`, `raise`, `print-huge`, `env` (returns the environment in the message),
 `cuda-error`, `oom` (an out-of-memory verdict), `rlimit` (the soft RLIMIT_AS), `sleep S`, `cwd` (returns the working directory), `oom-unless-alone` (out-of-memory unless the
 job holds the device exclusively), `oom-unless-allowance N` (out-of-memory under an allowance below N GiB), `oom-message TEXT` (an out-of-memory
-verdict with TEXT, CUDA's wording, as its message). Only the pool tests use it: the production
+verdict with TEXT, CUDA's wording, as its message), `oom-once PATH TEXT` (the same the first time,
+when PATH does not exist yet; then it succeeds). Only the pool tests use it: the production
 pool always runs the real judge.
 """
 
@@ -68,6 +69,11 @@ def run(task, code, options, report_stage, timing_lock) -> Verdict:
         message = str(resource.getrlimit(resource.RLIMIT_AS)[0])
     elif command.startswith("sleep "):  # occupy the slot, so admission can be watched
         time.sleep(float(command.split()[1]))
+    elif command.startswith("oom-once "):
+        _, marker, text = command.split(" ", 2)
+        if not os.path.exists(marker):
+            open(marker, "w").close()
+            error_class, message = "out-of-memory", text
     elif command.startswith("oom-message "):
         error_class, message = "out-of-memory", command.removeprefix("oom-message ")
     elif command == "oom":

@@ -64,8 +64,11 @@ def _gpu_pool(capacity: int) -> WorkerPool:
                       memory_capacity=capacity)
 
 
-def test_the_pool_calls_a_squeezed_gpu_device_busy_and_a_capped_candidate_out_of_memory():
+def test_the_pool_calls_a_squeezed_gpu_device_busy_and_a_capped_candidate_out_of_memory(monkeypatch):
     # the pool's GPU path on a CPU machine: the job's peak is the worker's resident growth (small)
+    from atrl.harness.sandbox import pool as pool_module
+
+    monkeypatch.setattr(pool_module, "DEVICE_BUSY_BACKOFF", (0.0, 0.0))
     with _gpu_pool(100 * GIB) as pool:
         squeezed = pool.submit(KB_RELU, "oom-message " + SQUEEZED, None).result(timeout=120)
         capped = pool.submit(KB_RELU, "oom-message " + CAPPED, None).result(timeout=120)
@@ -217,3 +220,12 @@ def test_an_out_of_memory_under_a_short_allowance_is_judged_again_with_the_whole
     assert verdict.ok, verdict.message
     assert verdict.memory["alone"] and verdict.memory["allowance_bytes"] == 200 * GIB
     assert hog.error_class == "out-of-memory" and "allowance 200.00 GiB (the whole device, run alone)" in hog.message
+
+
+def test_a_job_squeezed_once_by_another_process_is_judged_again_and_passes(monkeypatch, tmp_path):
+    from atrl.harness.sandbox import pool as pool_module
+
+    monkeypatch.setattr(pool_module, "DEVICE_BUSY_BACKOFF", (0.0, 0.0))
+    with _gpu_pool(100 * GIB) as pool:
+        verdict = pool.submit(KB_RELU, f"oom-once {tmp_path / 'squeezed'} {SQUEEZED}", None).result(timeout=120)
+    assert verdict.ok and (tmp_path / "squeezed").exists(), verdict.message

@@ -67,6 +67,11 @@ class WorkerStartError(RuntimeError):
     """A worker process could not be started (a broken installation, not a candidate's fault)."""
 
 
+# Seconds waited before each new attempt of a job refused GPU memory by another process's use
+# (`device-busy` once they are spent): the memory of a job that ends elsewhere comes back.
+DEVICE_BUSY_BACKOFF = (5.0, 20.0)
+
+
 @dataclass(frozen=True)
 class StageTimeouts:
     """Wall-clock limits per stage, seconds. The compile clock starts when the job is sent."""
@@ -370,9 +375,17 @@ class WorkerPool:
                 whole = max(job.budget.allowance, admission.capacity if admission is not None else 0)
                 job.budget = replace(job.budget, alone=True, allowance=whole)
             verdict = self._admitted_run(slot, job)
+        squeezed = 0
+        while (verdict.error_class == "out-of-memory" and job.budget is not None and self.gpus
+               and squeezed < len(DEVICE_BUSY_BACKOFF)
+               and squeezed_by_others(job.memory, job.budget.allowance, verdict.message)):
+            # alone and inside its allowance, yet refused: something outside this pool holds the
+            # GPU. Its memory may come back (another judge's job ending): wait, then judge again.
+            time.sleep(DEVICE_BUSY_BACKOFF[squeezed])
+            squeezed += 1
+            verdict = self._admitted_run(slot, job)
         if verdict.error_class == "out-of-memory" and job.budget is not None:
             if self.gpus and squeezed_by_others(job.memory, job.budget.allowance, verdict.message):
-                # alone and inside its allowance, yet refused: something outside this pool holds the GPU
                 verdict.error_class = "device-busy"
                 verdict.message = squeezed_message(job.budget, job.memory, verdict.message)[-2000:]
             else:
