@@ -11,6 +11,7 @@ from typing import Any
 
 from atrl.agent.records import Trajectory
 from atrl.errors import UsageError
+from atrl.harness.feedback.failures import JUDGE_SIDE_CLASSES
 from atrl.jsonio import Journal, read_journal
 from atrl.rl.rows import Row
 
@@ -43,6 +44,7 @@ def rollout_metrics(trajectories: Sequence[Trajectory]) -> dict[str, float]:
             [1.0 if any((t.verdict or {}).get("ok") for t in traj.turns) else 0.0 for traj in trajectories]
         ),
         "compile_rate": _mean([1.0 if v.get("stage") in COMPILED_STAGES else 0.0 for v in verdicts]),
+        "device_busy_turns": float(sum(v.get("error_class") in JUDGE_SIDE_CLASSES for v in verdicts)),
         "speedup_mean": _mean(speedups),
         "turns_per_episode": _mean([len(traj.turns) for traj in trajectories]),
         "segments_per_episode": _mean([len(traj.segments) for traj in trajectories]),

@@ -37,6 +37,7 @@ import torch
 
 from atrl.agent.records import Trajectory
 from atrl.errors import UsageError
+from atrl.harness.feedback.failures import JUDGE_SIDE_CLASSES
 from atrl.jsonio import Journal
 from atrl.rl.advantages import AdvantageOptions
 from atrl.rl.chassis import Chassis, LoraSettings, OptimSettings, adapter_base_spec
@@ -361,6 +362,9 @@ class Trainer:
     def rows_for(self, trajectories: list[Trajectory]) -> tuple[list[Row], int]:
         g = self.config.group_size
         groups = [trajectories[i : i + g] for i in range(0, len(trajectories), g)]
+        # a group with a verdict about the judge's device (not its candidate) would learn from noise
+        groups = [group for group in groups if not any(
+            (turn.verdict or {}).get("error_class") in JUDGE_SIDE_CLASSES for traj in group for turn in traj.turns)]
         cfg = self.config
         options = AdvantageOptions(eps=cfg.adv_eps, atrl_scale=cfg.atrl_scale, omega=cfg.omega)
         rows = build_rows(groups, cfg.estimator, cfg.credit, cfg.gamma, options, cfg.mask_truncated)

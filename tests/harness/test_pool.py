@@ -353,8 +353,8 @@ def test_the_wait_for_a_busy_gpu_is_reported_beside_the_workers_own_stage_clock(
     assert verdict.stage_seconds["device_wait"] > 2
 
 
-def test_a_device_wait_past_its_own_limit_is_a_timeout_that_says_so(tmp_path, monkeypatch):
+def test_a_device_wait_past_its_own_limit_is_device_busy_and_says_so(tmp_path, monkeypatch):
     monkeypatch.setenv("ATRL_GPU_LOCK_DIR", str(tmp_path))
     verdict = _judge_while_the_gpu_is_busy(tmp_path, 30, StageTimeouts(compile=30, device_wait=2))
-    assert verdict.error_class == "timeout"
+    assert verdict.error_class == "device-busy"  # the judge's device, not the candidate
     assert "waited more than 2 s for the GPU" in verdict.message

@@ -88,6 +88,27 @@ def test_sampler_logprobs_are_kept_and_the_ratio_uses_the_trainers_recompute(tmp
     assert metrics["mismatch_k3"] > 0
 
 
+def test_a_group_with_a_device_busy_verdict_is_left_out_of_the_update(tmp_path):
+    # device-busy says the judge's GPU was full, not that the kernel failed: no advantage from it
+    from atrl.rl.metrics import rollout_metrics
+
+    trainer = Trainer(tiny_config(tmp_path, steps=1), policy=_bf16_policy(tmp_path), tasks=TASKS)
+    trajectories, _ = trainer.rollout(0)
+    for i, traj in enumerate(trajectories):  # a spread of scores in every group: each carries signal
+        for turn in traj.turns:
+            turn.score = 0.1 * (i % 4) + 0.05 * turn.index
+        traj.best_score = max(turn.score for turn in traj.turns)
+        traj.best_turn = max(range(len(traj.turns)), key=lambda k: traj.turns[k].score)
+    rows, groups = trainer.rows_for(trajectories)
+    g = trainer.config.group_size
+    by_group = {k: sum(1 for r in rows if r.trajectory_id // g == k) for k in range(groups)}
+    assert groups == 2 and all(by_group.values()), by_group  # both groups carry signal
+    trajectories[1].turns[0].verdict = {"ok": False, "error_class": "device-busy"}  # in group 0
+    rows, _ = trainer.rows_for(trajectories)
+    assert len(rows) == by_group[1] and {r.task_id for r in rows} == {trajectories[g].task_id}
+    assert rollout_metrics(trajectories)["device_busy_turns"] == 1.0
+
+
 def test_truncated_importance_weights_scale_each_token_and_stop_at_the_cap():
     gen = torch.Generator().manual_seed(3)
     logits = torch.randn(2, 6, 9, generator=gen, requires_grad=True)

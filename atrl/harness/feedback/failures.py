@@ -64,11 +64,14 @@ FAILURE_CLASSES: dict[str, str] = {
     "crash": "the worker process died (segmentation fault, abort, killed)",
     "out-of-memory": "the candidate exceeded the memory limit",
     "cuda:error": "a CUDA error (e.g. illegal memory access) poisoned the device context",
-    "device-busy": "the GPU ran out of memory with the job inside its allowance: another process holds the "
-                   "device's memory (not the candidate's fault)",
+    "device-busy": "the judge's GPU was not available: full of another process's memory with the job inside its "
+                   "allowance, or kept busy past the device wait (not the candidate's fault)",
     # stage: profile
     "profile:error": "timing the candidate raised an error",
 }
+
+# Verdicts about the judge's device, not the candidate: training neither rewards nor penalises them.
+JUDGE_SIDE_CLASSES: frozenset[str] = frozenset({"device-busy"})
 
 # Run-time findings that only a way around the rules produces; counted as reward hacks too. (A low
 # Triton share under `partial` is not among them: an honest fusion can fall short of the threshold.)

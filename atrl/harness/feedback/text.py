@@ -78,7 +78,7 @@ FIX_HINTS: dict[str, str] = {
     "crash": "look for out-of-bounds pointers: every tl.load/tl.store needs a mask for the tail.",
     "out-of-memory": "allocate only the outputs you need; do not grow lists or buffers across calls.",
     "cuda:error": "an illegal memory access: mask every tl.load/tl.store and check the pointer offsets.",
-    "device-busy": "nothing to fix in the kernel: the GPU was full of another process's memory; submit it again.",
+    "device-busy": "nothing to fix in the kernel: the judge's GPU was busy with other work; submit it again.",
     "profile:error": "timing failed: forward must be re-runnable with the same inputs.",
 }
 

@@ -405,7 +405,7 @@ class WorkerPool:
         if not admission.acquire(job.budget, timeout=self.timeouts.device_wait):
             if self._closed:
                 raise PoolClosedError("the worker pool was closed")
-            return self._own_verdict(job, "compile", "timeout", f"waited more than {self.timeouts.device_wait:g} s "
+            return self._own_verdict(job, "compile", "device-busy", f"waited more than {self.timeouts.device_wait:g} s "
                                      "for the device's memory, which other jobs kept busy (not this candidate's "
                                      "fault: judge it again)", {})
         try:
@@ -509,7 +509,7 @@ class WorkerPool:
                 _kill_group(worker.proc)
                 if waiting_since is not None:
                     seconds["device_wait"] = seconds.get("device_wait", 0.0) + time.monotonic() - waiting_since
-                    return self._own_verdict(job, stage, "timeout", "waited more than "
+                    return self._own_verdict(job, stage, "device-busy", "waited more than "
                                              f"{self.timeouts.device_wait:g} s for the GPU, which other jobs kept "
                                              "busy (not this candidate's fault: judge it again)", seconds), False
                 seconds[stage] = seconds.get(stage, 0.0) + time.monotonic() - stage_start
