@@ -53,6 +53,7 @@ class Timing:
     compile_reference_ms: float | None = None
     speedup_vs_compile: float | None = None
     coverage: float | None = None  # share of device time in the candidate's own Triton kernels
+    coverage_seconds: float | None = None  # wall seconds of the coverage run under torch.profiler
     kernels: list[dict] = field(default_factory=list)  # [{"name", "ms", "share", "triton": bool}]
     cases: list[dict] = field(default_factory=list)
 

@@ -69,13 +69,17 @@ JUDGE_STAGES = ("compile", "correctness", "profile", "device_wait")
 def judge_time_metrics(verdicts: Sequence[dict]) -> dict[str, float]:
     """Where the step's judging time went: worker seconds per stage summed over the verdicts
     (`device_wait`: queueing for the GPU while another job was timed; the stage it happened in
-    counts it too), and the share of verdicts answered from the cache."""
+    counts it too; `coverage`: the profile stage's torch.profiler call), and the share of verdicts
+    answered from the cache."""
     totals = dict.fromkeys(JUDGE_STAGES, 0.0)
     for verdict in verdicts:
         for stage, seconds in (verdict.get("stage_seconds") or {}).items():
             if stage in totals:
                 totals[stage] += float(seconds)
+    # of the profile stage, the one candidate call under torch.profiler that measures coverage
+    coverage = sum(float((v.get("timing") or {}).get("coverage_seconds") or 0.0) for v in verdicts)
     return {**{f"judge_{stage}_s": round(total, 3) for stage, total in totals.items()},
+            "judge_coverage_s": round(coverage, 3),
             "judge_cached_fraction": _mean([1.0 if v.get("cached") else 0.0 for v in verdicts])}
 
 

@@ -328,6 +328,7 @@ def test_relu_solution_is_timed_with_kernels_and_coverage_on_cuda() -> None:
     assert timing["kernels"], "the profiled call listed no kernels"
     assert any(k["triton"] and k["name"].startswith("relu_kernel") for k in timing["kernels"])
     assert timing["coverage"] is not None and timing["coverage"] > 0.5
+    assert 0 < timing["coverage_seconds"] < verdict["stage_seconds"]["profile"]
     assert set(verdict["stage_seconds"]) == {"compile", "correctness", "profile"}
     assert "cuda" in verdict["versions"]
 

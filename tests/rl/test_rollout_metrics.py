@@ -33,9 +33,10 @@ def test_rollout_metrics_say_where_the_judging_time_went():
     b = _trajectory([0.5], [[None, -0.5]])
     a.turns[0].verdict["stage_seconds"] = {"compile": 0.5}
     a.turns[1].verdict.update(stage_seconds={"compile": 0.25, "correctness": 1.0, "profile": 3.0,
-                                             "device_wait": 2.0})
+                                             "device_wait": 2.0}, timing={"coverage_seconds": 0.75})
     b.turns[0].verdict.update(stage_seconds={}, cached=True)
     m = rollout_metrics([a, b])
+    assert m["judge_coverage_s"] == 0.75  # of the profile stage's 3.0 s
     assert (m["judge_compile_s"], m["judge_correctness_s"], m["judge_profile_s"], m["judge_device_wait_s"]) == (
         0.75, 1.0, 3.0, 2.0)
     assert m["judge_cached_fraction"] == 1 / 3

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import statistics
+import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -126,7 +127,9 @@ def _time_case(backend: Backend, models: LoadedModels, runner: CandidateRunner, 
                 compiled(*ref_inputs)
             case["compile_reference_ms"] = statistics.median(
                 _timings_ms(backend, lambda: compiled(*ref_inputs), settings.timed_calls))
+        started = time.perf_counter()
         case["kernels"] = profiled_kernels(backend, run_candidate, triton_names)
+        case["coverage_seconds"] = time.perf_counter() - started
     case["speedup"] = case["reference_ms"] / case["candidate_ms"]
     return case
 
@@ -171,6 +174,7 @@ def profile_candidate(task: Task, models: LoadedModels, backend: Backend, runner
         results.append(_time_case(backend, models, runner, inputs, fresh, settings, compiled,
                                   triton_names, atol, rtol, label))
     kernels = _merge_kernels([k for case in results for k in case.pop("kernels")])
+    coverage_seconds = sum(case.pop("coverage_seconds") for case in results)
     total = sum(k["ms"] for k in kernels)
     coverage = sum(k["ms"] for k in kernels if k["triton"]) / total if total > 0 else None
     timing = Timing(
@@ -178,6 +182,7 @@ def profile_candidate(task: Task, models: LoadedModels, backend: Backend, runner
         reference_ms=_geomean([c["reference_ms"] for c in results]),
         speedup=_geomean([c["speedup"] for c in results]),
         coverage=coverage,
+        coverage_seconds=round(coverage_seconds, 4),
         kernels=kernels,
         cases=results if task.multi_case else [],
     )
