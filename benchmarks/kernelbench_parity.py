@@ -36,6 +36,7 @@ import time
 import types
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -324,6 +325,10 @@ def main(argv: list[str] | None = None) -> int:
                         "above 1 both sides' wall times include the contention")
     parser.add_argument("--memory-gib", type=float, default=None,
                         help="GiB per GPU our harness admits jobs against (default: its free memory)")
+    parser.add_argument("--ours-first", action="store_true",
+                        help="judge every candidate with the harness first (the GPU to itself; kept in OUT/ours.json), "
+                        "then run KernelBench's evaluations without the harness beside them: no side's memory "
+                        "or time is taken by the other")
     parser.add_argument("--resume", action="store_true",
                         help="keep the candidates already in OUT/parity.json and judge only the rest")
     args = parser.parse_args(argv)
@@ -350,12 +355,27 @@ def main(argv: list[str] | None = None) -> int:
     done = {r.name for r in rows}
     command = "python benchmarks/kernelbench_parity.py " + " ".join(argv)
     todo = [(c, source) for c, source in pairs if c.name not in done]
-    with Harness(backend=OUR_BACKEND, trials=args.trials, timed_calls=args.perf_trials, use_cache=False,
-                 compute_policy="partial", memory_capacity=gib_bytes(args.memory_gib)) as harness, ThreadPoolExecutor(max(1, args.jobs)) as pool:
+
+    def harness():
+        return Harness(backend=OUR_BACKEND, trials=args.trials, timed_calls=args.perf_trials, use_cache=False,
+                       compute_policy="partial", memory_capacity=gib_bytes(args.memory_gib))
+
+    ours_first: dict[str, Side] = {}
+    if args.ours_first:
+        ours_file = args.out / "ours.json"
+        if args.resume and ours_file.is_file():
+            ours_first = {name: Side(**side) for name, side in json.loads(ours_file.read_text()).items()}
+        with harness() as judge:
+            for candidate, source in todo:
+                if candidate.name not in ours_first:
+                    ours_first[candidate.name] = run_ours(judge, load_task(candidate, kernelbench), source)
+                    print(f"[ours] {candidate.name}: {ours_first[candidate.name].label}", flush=True)
+                    ours_file.write_text(json.dumps({n: asdict(s) for n, s in ours_first.items()}, indent=1))
+    with (nullcontext() if args.ours_first else harness()) as judge, ThreadPoolExecutor(max(1, args.jobs)) as pool:
         theirs_pending = [pool.submit(run_theirs, source, reference_source(c, kernelbench), kernelbench, args.trials,
                                       args.perf_trials, args.timeout) for c, source in todo]
         for i, ((candidate, source), pending) in enumerate(zip(todo, theirs_pending, strict=True), start=1):
-            ours = run_ours(harness, load_task(candidate, kernelbench), source)
+            ours = ours_first.get(candidate.name) or run_ours(judge, load_task(candidate, kernelbench), source)
             theirs = pending.result()
             rows.append(Row(name=candidate.name, task=candidate.task, kind=candidate.kind,
                             should_pass=candidate.should_pass, expect=candidate.expect,

@@ -6,7 +6,7 @@
 #   scripts/gpu_judge_benchmarks.sh admission    benchmarks/memory_admission.py --backend cuda -> $RESULTS/memory-admission-cuda.{md,json}
 #   scripts/gpu_judge_benchmarks.sh feedback     benchmarks/feedback_diagnosis.py --backend cuda -> $RESULTS/feedback-cuda.*
 #   scripts/gpu_judge_benchmarks.sh adversarial  tests/adversarial/runner.py --backend cuda      -> $RESULTS/adversarial-cuda.md
-#   scripts/gpu_judge_benchmarks.sh parity       benchmarks/kernelbench_parity.py (resumes)      -> $RESULTS/kernelbench-parity/
+#   scripts/gpu_judge_benchmarks.sh parity       benchmarks/kernelbench_parity.py (ours first, then theirs; resumes) -> $RESULTS/kernelbench-parity/
 #   scripts/gpu_judge_benchmarks.sh ray          benchmarks/ray_harness.py --backend cuda        -> $RESULTS/ray-harness-h200.{md,json}
 #   scripts/gpu_judge_benchmarks.sh small        feedback, then adversarial (small presets: little GPU memory)
 #   scripts/gpu_judge_benchmarks.sh large        set, throughput, admission (KernelBench sizes)
@@ -68,7 +68,7 @@ adversarial() {
 parity() {
     need_kernelbench
     run kernelbench-parity $PY benchmarks/kernelbench_parity.py --kernelbench "$KERNELBENCH" \
-        --jobs "$PARITY_JOBS" --resume "${MEMORY[@]}" --out "$RESULTS/kernelbench-parity"
+        --jobs "$PARITY_JOBS" --ours-first --resume "${MEMORY[@]}" --out "$RESULTS/kernelbench-parity"
 }
 
 ray_() {

@@ -229,7 +229,8 @@ def test_without_cuda_the_script_says_so(monkeypatch, capsys, tmp_path):
 
 
 @pytest.mark.slow
-def test_one_command_judges_both_sides_writes_reports_and_resumes(monkeypatch, tmp_path):
+@pytest.mark.parametrize("ours_first", [False, True])
+def test_one_command_judges_both_sides_writes_reports_and_resumes(monkeypatch, tmp_path, ours_first):
     checkout = _fake_checkout(tmp_path / "kb", {"compiled": True, "correctness": True}, trials=2)
     set_dir = tmp_path / "set"
     set_dir.mkdir()
@@ -244,10 +245,14 @@ def test_one_command_judges_both_sides_writes_reports_and_resumes(monkeypatch, t
     monkeypatch.setattr(sys, "path", list(sys.path))
     out = tmp_path / "out"
     argv = ["--kernelbench", str(checkout), "--set", str(set_dir), "--out", str(out), "--trials", "2",
-            "--wrong-variants", "1"]
+            "--wrong-variants", "1"] + (["--ours-first"] if ours_first else [])
     try:
         assert parity.main(argv) == 0
         first = json.loads((out / "parity.json").read_text())
+        if ours_first:  # the harness's verdicts were kept apart first, the same ones the rows carry
+            kept = json.loads((out / "ours.json").read_text())
+            assert {name: side["label"] for name, side in kept.items()} == {
+                r["name"]: r["ours"]["label"] for r in first["rows"]}
         assert [(r["name"], r["ours"]["label"], r["class"]) for r in first["rows"]] == [
             ("relu", "accepted", "agree"), ("timer", "static:monkeypatch", "theirs wrong"),
             ("relu+1", "correctness:mismatch", "theirs wrong")]
