@@ -361,7 +361,9 @@ class WorkerPool:
 
     def _judge(self, slot: int, job: Job) -> Verdict:
         """Run a job under its memory budget, admitted to its device; an out-of-memory beside
-        other jobs on a GPU is judged once more alone; an out-of-memory verdict says the numbers."""
+        other jobs on a GPU is judged once more alone; one inside the allowance (another process
+        holds the GPU) is judged again after each `DEVICE_BUSY_BACKOFF` wait, then `device-busy`;
+        an out-of-memory verdict says the numbers."""
         job.budget = self._budget(slot, job)
         verdict = self._admitted_run(slot, job)
         if verdict.error_class == "out-of-memory" and self.gpus and not job.exclusive:
@@ -375,26 +377,28 @@ class WorkerPool:
                 whole = max(job.budget.allowance, admission.capacity if admission is not None else 0)
                 job.budget = replace(job.budget, alone=True, allowance=whole)
             verdict = self._admitted_run(slot, job)
-        squeezed = 0
-        while (verdict.error_class == "out-of-memory" and job.budget is not None and self.gpus
-               and squeezed < len(DEVICE_BUSY_BACKOFF)
-               and squeezed_by_others(job.memory, job.budget.allowance, verdict.message)):
-            # alone and inside its allowance, yet refused: something outside this pool holds the
-            # GPU. Its memory may come back (another judge's job ending): wait, then judge again.
-            time.sleep(DEVICE_BUSY_BACKOFF[squeezed])
-            squeezed += 1
+        for backoff in DEVICE_BUSY_BACKOFF:
+            if not self._squeezed(job, verdict):
+                break
+            # inside its allowance, yet refused: something outside this pool holds the GPU. Its
+            # memory may come back (another judge's job ending): wait, then judge again.
+            time.sleep(backoff)
             verdict = self._admitted_run(slot, job)
-        if verdict.error_class == "out-of-memory" and job.budget is not None:
-            if self.gpus and squeezed_by_others(job.memory, job.budget.allowance, verdict.message):
-                verdict.error_class = "device-busy"
-                verdict.message = squeezed_message(job.budget, job.memory, verdict.message)[-2000:]
-            else:
-                verdict.message = overrun_message(job.budget, job.memory, verdict.message)[-2000:]
+        if self._squeezed(job, verdict):
+            verdict.error_class = "device-busy"
+            verdict.message = squeezed_message(job.budget, job.memory, verdict.message)[-2000:]
+        elif verdict.error_class == "out-of-memory" and job.budget is not None:
+            verdict.message = overrun_message(job.budget, job.memory, verdict.message)[-2000:]
         if job.budget is not None:
             verdict.memory = {"estimate_bytes": job.budget.estimate, "allowance_bytes": job.budget.allowance,
                               "alone": job.budget.alone, "float64_sliced": job.budget.float64_sliced,
                               "method": job.budget.method, **(job.memory or {})}
         return verdict
+
+    def _squeezed(self, job: Job, verdict: Verdict) -> bool:
+        """An out-of-memory on a GPU with the job inside its allowance (`squeezed_by_others`)."""
+        return (verdict.error_class == "out-of-memory" and job.budget is not None and bool(self.gpus)
+                and squeezed_by_others(job.memory, job.budget.allowance, verdict.message))
 
     def _admitted_run(self, slot: int, job: Job) -> Verdict:
         admission = self._admission(slot) if job.budget is not None else None
