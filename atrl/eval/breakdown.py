@@ -90,3 +90,25 @@ def verdict_cascade(episodes: Sequence[EpisodeSummary], timed: bool) -> list[Cas
         label = _LABELS.get(stage) or ("done (correct and timed)" if timed else "done (correct)")
         steps.append(CascadeStep(stage, label, sum(r >= STAGES.index(stage) for r in ranks)))
     return steps
+
+
+@dataclass
+class LaterTurns:
+    """What turns after the first did, over episodes that have one (turn 1 is the first attempt):
+    `repaired` of `wrong_first` episodes whose first turn was wrong reached a correct turn later;
+    `kept` of `right_first` episodes whose first turn was correct had a correct second turn too
+    (a later turn that breaks a right kernel costs nothing under best-of-turns, so it is counted
+    apart)."""
+
+    wrong_first: int
+    repaired: int
+    right_first: int
+    kept: int
+
+
+def later_turns(episodes: Sequence[EpisodeSummary]) -> LaterTurns:
+    multi = [ep for ep in episodes if len(ep.turns) >= 2]
+    wrong = [ep for ep in multi if not ep.turns[0].correct]
+    right = [ep for ep in multi if ep.turns[0].correct]
+    return LaterTurns(wrong_first=len(wrong), repaired=sum(any(t.correct for t in ep.turns[1:]) for ep in wrong),
+                      right_first=len(right), kept=sum(ep.turns[1].correct for ep in right))

@@ -17,7 +17,7 @@ import yaml
 
 from atrl.errors import UsageError
 from atrl.eval.availability import RunTiming, explained, format_metric, run_timing
-from atrl.eval.breakdown import TaskOutcome, per_task, verdict_cascade
+from atrl.eval.breakdown import TaskOutcome, later_turns, per_task, verdict_cascade
 from atrl.eval.episodes import EpisodeSummary, to_attempts
 from atrl.eval.metrics import FAST_P_THRESHOLDS, by_level, summarize
 from atrl.jsonio import read_journal
@@ -126,7 +126,12 @@ def run_metrics(episodes: list[EpisodeSummary], configured_backend: str | None =
         "by_level": {level: explained(m, timing) for level, m in by_level(best_attempts, ks, timing.timed).items()},
         "by_task": [_task_record(outcome, timing) for outcome in per_task(episodes)],
         "cascade": [asdict(step) for step in verdict_cascade(episodes, timing.timed)],
+        "later_turns": asdict(later_turns(episodes)),
     }
+
+
+def _share(count: int, total: int) -> str:
+    return f"{count}/{total} ({count / total:.0%})" if total else "n/a (no such episode)"
 
 
 def write_report(run_dir: str | Path) -> Path:
@@ -164,6 +169,11 @@ def write_report(run_dir: str | Path) -> Path:
               "", "## By level (best of turns)", "", level_table(metrics["by_level"]),
               "", "## By task", "", task_table(metrics["by_task"]),
               "", "## Verdict cascade (every judged turn)", "", cascade_table(metrics["cascade"])]
+    later = later_turns(episodes)
+    if later.wrong_first or later.right_first:
+        lines += ["", "## Turns after the first", "",
+                  f"- first turn wrong, a later turn correct (repaired): {_share(later.repaired, later.wrong_first)}",
+                  f"- first turn correct, second turn correct too (kept): {_share(later.kept, later.right_first)}"]
     if errors:
         lines += ["", "## Failure classes (all turns)", "", "| class | turns |", "|---|---|"]
         lines += [f"| {cls} | {n} |" for cls, n in errors.most_common()]

@@ -192,3 +192,19 @@ def test_best_of_turns_prefers_the_turn_that_got_further_when_scores_tie():
         TurnOutcome(turn=0, score=0.0, compiled=True, correct=False, stage="correctness"),
         TurnOutcome(turn=1, score=0.0, compiled=True, correct=False, stage="correctness")])
     assert tie.best_turn().turn == 0  # the same stage: the earliest
+
+
+def test_the_report_says_how_often_later_turns_repair_a_wrong_kernel_and_keep_a_right_one(tmp_path):
+    episodes = [
+        _ep("builtin/relu", 0, [0.1, 1.0]),   # wrong, then repaired
+        _ep("builtin/relu", 1, [0.0, 0.1]),   # wrong twice
+        _ep("builtin/gelu", 0, [1.5, 0.1]),   # right, then broken (best of turns still counts it right)
+        _ep("builtin/gelu", 1, [1.2, 1.3]),   # right, kept
+        _ep("builtin/gelu", 2, [1.0]),        # one turn: no later turn to judge
+    ]
+    metrics, report = _metrics_and_report(tmp_path / "run", episodes)
+    assert metrics["later_turns"] == {"wrong_first": 2, "repaired": 1, "right_first": 2, "kept": 1}
+    assert "first turn wrong, a later turn correct (repaired): 1/2 (50%)" in report
+    assert "first turn correct, second turn correct too (kept): 1/2 (50%)" in report
+    _, single = _metrics_and_report(tmp_path / "one", [_ep("builtin/relu", 0, [1.0])])
+    assert "Turns after the first" not in single
