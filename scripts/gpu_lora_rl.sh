@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # LoRA warm start, task screening and 30+ steps of LoRA RL on one GPU (docs/benchmarks/train.md,
 # "RL that learns"; the shipped default adapter, docs/default-adapter.md):
-#   scripts/gpu_lora_rl.sh sft      LoRA SFT (configs/sft-smollm2-lora.yaml)            -> $ROOT/lsft
+#   scripts/gpu_lora_rl.sh sft      LoRA SFT ($SFT_CONFIG)                              -> $ROOT/lsft
 #   scripts/gpu_lora_rl.sh screen   the SFT start on the level-1 training tasks, SCREEN_SAMPLES
 #                                   episodes each with the RL agent settings; keeps tasks solved in
 #                                   10-70% of episodes                                  -> $ROOT/screen
@@ -10,7 +10,9 @@
 #   scripts/gpu_lora_rl.sh collect  metrics, configs, logs and both adapters (bf16)     -> $OUTDIR
 # Several phases may be named in one call (`screen rl`); they run in order, stopping at a failure.
 # Every phase resumes or is skipped when done. Settings: ROOT (runs/gpu-lora), STEPS (30),
-# SCREEN_SAMPLES (8), RL_LR (1e-4), WORKERS (10), BACKEND (cuda), PY (python3), OUTDIR ($ROOT/out);
+# SCREEN_SAMPLES (8), RL_LR (1e-4), WORKERS (10), BACKEND (cuda), PY (python3), OUTDIR ($ROOT/out),
+# SFT_CONFIG (configs/sft-smollm2-lora.yaml; configs/sft-smollm2-lora-repair.yaml adds second-turn
+# examples: screen's report then says how often the second turn repairs and keeps);
 # START (hf:$ROOT/lsft/model): the policy that screen and rl start from; an adapter
 # (e.g. smollm2-135m-triton, the shipped default) is continued by rl rather than stacked on;
 # EXTRA_SFT, EXTRA_SCREEN, EXTRA_RL: more arguments for each phase's command (a CPU smoke run).
@@ -26,13 +28,14 @@ PY=${PY:-python3}
 OUTDIR=${OUTDIR:-$ROOT/out}
 START=${START:-hf:$ROOT/lsft/model}
 CONFIG=configs/train-compaction-gpu.yaml
+SFT_CONFIG=${SFT_CONFIG:-configs/sft-smollm2-lora.yaml}
 mkdir -p "$ROOT"
 export ATRL_GPU_LOCK_DIR=${ATRL_GPU_LOCK_DIR:-$ROOT/.gpu-locks}
 
 sft() {
     [ -f "$ROOT/lsft/model/config.json" ] && { echo "[sft] done"; return 0; }
     echo "[sft] -> $ROOT/lsft"
-    $PY -m atrl sft --config configs/sft-smollm2-lora.yaml --out "$ROOT/lsft" ${EXTRA_SFT:-} > "$ROOT/lsft.log" 2>&1 \
+    $PY -m atrl sft --config "$SFT_CONFIG" --out "$ROOT/lsft" ${EXTRA_SFT:-} > "$ROOT/lsft.log" 2>&1 \
         || { tail -20 "$ROOT/lsft.log"; return 1; }
 }
 
