@@ -45,6 +45,7 @@ def rollout_metrics(trajectories: Sequence[Trajectory]) -> dict[str, float]:
         ),
         "compile_rate": _mean([1.0 if v.get("stage") in COMPILED_STAGES else 0.0 for v in verdicts]),
         "device_busy_turns": float(sum(v.get("error_class") in JUDGE_SIDE_CLASSES for v in verdicts)),
+        **later_turn_counts(trajectories),
         "speedup_mean": _mean(speedups),
         "turns_per_episode": _mean([len(traj.turns) for traj in trajectories]),
         "segments_per_episode": _mean([len(traj.segments) for traj in trajectories]),
@@ -61,6 +62,22 @@ def rollout_metrics(trajectories: Sequence[Trajectory]) -> dict[str, float]:
             sum(lp is not None for traj in trajectories for seg in traj.segments for lp in seg.logprobs)
         ),
     }
+
+
+def later_turn_counts(trajectories: Sequence[Trajectory]) -> dict[str, float]:
+    """Among episodes with a second turn: first turns wrong and how many a later turn repaired;
+    first turns right and how many the second turn kept right (counts, as the eval report's
+    "Turns after the first"; best-so-far rewards do not see a right kernel broken)."""
+    def ok(turn) -> bool:
+        return bool((turn.verdict or {}).get("ok"))
+
+    multi = [traj for traj in trajectories if len(traj.turns) >= 2]
+    wrong = [traj for traj in multi if not ok(traj.turns[0])]
+    right = [traj for traj in multi if ok(traj.turns[0])]
+    return {"later_wrong_first": float(len(wrong)),
+            "later_repaired": float(sum(any(ok(t) for t in traj.turns[1:]) for traj in wrong)),
+            "later_right_first": float(len(right)),
+            "later_kept": float(sum(ok(traj.turns[1]) for traj in right))}
 
 
 JUDGE_STAGES = ("compile", "correctness", "profile", "device_wait")

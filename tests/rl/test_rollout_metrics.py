@@ -40,3 +40,12 @@ def test_rollout_metrics_say_where_the_judging_time_went():
     assert (m["judge_compile_s"], m["judge_correctness_s"], m["judge_profile_s"], m["judge_device_wait_s"]) == (
         0.75, 1.0, 3.0, 2.0)
     assert m["judge_cached_fraction"] == 1 / 3
+
+
+def test_rollout_metrics_count_repaired_and_kept_second_turns():
+    lp = [[None, -0.1]]
+    episodes = [_trajectory([0.0, 2.0], lp * 2), _trajectory([0.0, 0.1], lp * 2),  # wrong: repaired, not
+                _trajectory([1.5, 0.1], lp * 2), _trajectory([1.2, 1.0], lp * 2),  # right: broken, kept
+                _trajectory([1.0], lp)]  # one turn: counted in neither
+    m = rollout_metrics(episodes)
+    assert (m["later_wrong_first"], m["later_repaired"], m["later_right_first"], m["later_kept"]) == (2, 1, 2, 1)
