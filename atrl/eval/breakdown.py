@@ -107,8 +107,13 @@ class LaterTurns:
 
 
 def later_turns(episodes: Sequence[EpisodeSummary]) -> LaterTurns:
-    multi = [ep for ep in episodes if len(ep.turns) >= 2]
-    wrong = [ep for ep in multi if not ep.turns[0].correct]
-    right = [ep for ep in multi if ep.turns[0].correct]
-    return LaterTurns(wrong_first=len(wrong), repaired=sum(any(t.correct for t in ep.turns[1:]) for ep in wrong),
-                      right_first=len(right), kept=sum(ep.turns[1].correct for ep in right))
+    return count_later_turns([[t.correct for t in ep.turns] for ep in episodes])
+
+
+def count_later_turns(correct_by_turn: Sequence[Sequence[bool]]) -> LaterTurns:
+    """`LaterTurns` from each episode's turns, as correct or not, in order."""
+    multi = [turns for turns in correct_by_turn if len(turns) >= 2]
+    wrong = [turns for turns in multi if not turns[0]]
+    right = [turns for turns in multi if turns[0]]
+    return LaterTurns(wrong_first=len(wrong), repaired=sum(any(turns[1:]) for turns in wrong),
+                      right_first=len(right), kept=sum(bool(turns[1]) for turns in right))

@@ -6,11 +6,13 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from atrl.agent.records import Trajectory
 from atrl.errors import UsageError
+from atrl.eval.breakdown import count_later_turns
 from atrl.harness.feedback.failures import JUDGE_SIDE_CLASSES
 from atrl.jsonio import Journal, read_journal
 from atrl.rl.rows import Row
@@ -68,16 +70,8 @@ def later_turn_counts(trajectories: Sequence[Trajectory]) -> dict[str, float]:
     """Among episodes with a second turn: first turns wrong and how many a later turn repaired;
     first turns right and how many the second turn kept right (counts, as the eval report's
     "Turns after the first"; best-so-far rewards do not see a right kernel broken)."""
-    def ok(turn) -> bool:
-        return bool((turn.verdict or {}).get("ok"))
-
-    multi = [traj for traj in trajectories if len(traj.turns) >= 2]
-    wrong = [traj for traj in multi if not ok(traj.turns[0])]
-    right = [traj for traj in multi if ok(traj.turns[0])]
-    return {"later_wrong_first": float(len(wrong)),
-            "later_repaired": float(sum(any(ok(t) for t in traj.turns[1:]) for traj in wrong)),
-            "later_right_first": float(len(right)),
-            "later_kept": float(sum(ok(traj.turns[1]) for traj in right))}
+    later = count_later_turns([[bool((t.verdict or {}).get("ok")) for t in traj.turns] for traj in trajectories])
+    return {f"later_{name}": float(value) for name, value in asdict(later).items()}
 
 
 JUDGE_STAGES = ("compile", "correctness", "profile", "device_wait")
