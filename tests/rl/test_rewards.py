@@ -108,18 +108,11 @@ def test_the_task_message_shows_the_sizes_the_rewards_judge_runs():
     from atrl.rl.config import make_config
     from atrl.rl.trainer import _make_reward_source, prompt_preset
 
-    chosen = make_config({"backend": "interpreter", "harness_workers": 1, "agent": {"preset": "full"}})
-    harness = _make_reward_source(chosen)
-    try:
-        assert harness.preset == "full" and prompt_preset(chosen, harness) == "full"
-    finally:
-        harness.close()
-    # the agent names the cuda platform (prompt default: full sizes) but the harness interprets (small)
-    mismatched = make_config({"backend": "interpreter", "harness_workers": 1, "agent": {"platform": "cuda"}})
-    harness = _make_reward_source(mismatched)
-    try:
-        assert harness.preset == "small" and prompt_preset(mismatched, harness) == "small"
-    finally:
-        harness.close()
+    # the agent's own preset; then the agent names the cuda platform (prompt default: full sizes)
+    # while the harness interprets (small sizes)
+    for agent, expected in (({"preset": "full"}, "full"), ({"platform": "cuda"}, "small")):
+        config = make_config({"backend": "interpreter", "harness_workers": 1, "agent": agent})
+        with _make_reward_source(config) as harness:
+            assert harness.preset == expected and prompt_preset(config, harness) == expected
     synthetic = make_config({"reward": "synthetic"})
     assert prompt_preset(synthetic, object()) is None
