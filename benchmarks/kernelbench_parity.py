@@ -294,6 +294,17 @@ def run_ours(harness, task, source: str) -> Side:
                 seconds=round(time.monotonic() - start, 2), detail=detail)
 
 
+def sides_from_set_run(path: Path) -> dict[str, Side]:
+    """The harness's side of every candidate of a `kernelbench_set.py --json` file, by name."""
+    sides = {}
+    for r in json.loads(path.read_text()):
+        detail = {"stage_seconds": r.get("stage_seconds"), "message": (r.get("message") or "")[:300],
+                  "from": str(path.name)}
+        sides[r["name"]] = Side(ok=r["ok"], label="accepted" if r["ok"] else str(r["error_class"]),
+                                seconds=r["seconds"], detail=detail)
+    return sides
+
+
 def require_cuda() -> str | None:
     """The device name, or None when no CUDA GPU is visible."""
     import torch
@@ -329,6 +340,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="judge every candidate with the harness first (the GPU to itself; kept in OUT/ours.json), "
                         "then run KernelBench's evaluations without the harness beside them: no side's memory "
                         "or time is taken by the other")
+    parser.add_argument("--ours-from", type=Path, default=None,
+                        help="take the harness's verdicts from a benchmarks/kernelbench_set.py --json run on the same "
+                        "candidates instead of judging them again (its seconds are that run's worker seconds, with "
+                        "its workers sharing the GPU); KernelBench's evaluations then run alone")
     parser.add_argument("--resume", action="store_true",
                         help="keep the candidates already in OUT/parity.json and judge only the rest")
     args = parser.parse_args(argv)
@@ -361,7 +376,14 @@ def main(argv: list[str] | None = None) -> int:
                        compute_policy="partial", memory_capacity=gib_bytes(args.memory_gib))
 
     ours_first: dict[str, Side] = {}
-    if args.ours_first:
+    if args.ours_from is not None:
+        ours_first = sides_from_set_run(args.ours_from)
+        missing = [c.name for c, _ in todo if c.name not in ours_first]
+        if missing:
+            print(f"error: {args.ours_from} has no verdict for {len(missing)} candidates ({', '.join(missing[:3])} ...); "
+                  "run benchmarks/kernelbench_set.py on the same set and --wrong-variants", file=sys.stderr)
+            return 2
+    elif args.ours_first:
         ours_file = args.out / "ours.json"
         if args.resume and ours_file.is_file():
             ours_first = {name: Side(**side) for name, side in json.loads(ours_file.read_text()).items()}
@@ -371,7 +393,7 @@ def main(argv: list[str] | None = None) -> int:
                     ours_first[candidate.name] = run_ours(judge, load_task(candidate, kernelbench), source)
                     print(f"[ours] {candidate.name}: {ours_first[candidate.name].label}", flush=True)
                     ours_file.write_text(json.dumps({n: asdict(s) for n, s in ours_first.items()}, indent=1))
-    with (nullcontext() if args.ours_first else harness()) as judge, ThreadPoolExecutor(max(1, args.jobs)) as pool:
+    with (nullcontext() if ours_first or not todo else harness()) as judge, ThreadPoolExecutor(max(1, args.jobs)) as pool:
         theirs_pending = [pool.submit(run_theirs, source, reference_source(c, kernelbench), kernelbench, args.trials,
                                       args.perf_trials, args.timeout) for c, source in todo]
         for i, ((candidate, source), pending) in enumerate(zip(todo, theirs_pending, strict=True), start=1):

@@ -51,7 +51,7 @@ class Case:
         return text
 
 
-KB = {"precision": "fix-precision", "boundary": "fix-tail-mask", "layout": "fix-layout-strides",
+KB = {"scale": "fix-wrong-constant", "precision": "fix-precision", "boundary": "fix-tail-mask", "layout": "fix-layout-strides",
       "distribution": "fix-wide-inputs", "nan-inf": "fix-nan", "state": "fix-state-across-calls",
       "race": "fix-racy-reduction"}
 
@@ -95,6 +95,15 @@ def cases() -> list[Case]:
     out.append(Case("fp16_sum_of_squares_rms_norm", "rms_norm", "the sum of squares is accumulated in float16",
                     "precision", (("        acc += x * x", "        acc += (x * x).to(tl.float16).to(tl.float32)"),),
                     kb_entry="fix-precision-fp16"))
+    # a wrong constant: every element off by one factor
+    out.append(Case("divisor_off_by_one_mean_dim", "mean_dim", "the mean divides by n_cols - 1",
+                    "scale", (("tl.sum(acc, axis=0) / n_cols)", "tl.sum(acc, axis=0) / (n_cols - 1))"),)))
+    out.append(Case("sum_for_mean_mean_dim", "mean_dim", "the mean is never divided (a sum)",
+                    "scale", (("tl.sum(acc, axis=0) / n_cols)", "tl.sum(acc, axis=0))"),)))
+    out.append(Case("rms_over_the_sum_rms_norm", "rms_norm", "the RMS takes the sum of squares, not their mean",
+                    "scale", (("tl.sum(acc, axis=0) / n_cols + eps", "tl.sum(acc, axis=0) + eps"),)))
+    out.append(Case("missing_half_gelu_tanh", "gelu_tanh", "the 0.5 of GELU is left out",
+                    "scale", (("0.5 * x * (1.0 + tanh_u)", "x * (1.0 + tanh_u)"),)))
     for task in ("sigmoid", "tanh", "silu", "gelu_tanh"):
         out.append(Case(f"bf16_cast_{task}", task, "the input is rounded to bfloat16 after loading",
                         "precision", (LOAD_X_BF16,), kb_entry="fix-precision-bf16"))

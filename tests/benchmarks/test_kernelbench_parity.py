@@ -264,3 +264,35 @@ def test_one_command_judges_both_sides_writes_reports_and_resumes(monkeypatch, t
     finally:
         for name in ("kernelbench", "kernelbench.eval"):
             sys.modules.pop(name, None)
+
+
+def test_ours_from_a_set_run_takes_its_verdicts_and_names_a_missing_candidate(monkeypatch, tmp_path, capsys):
+    checkout = _fake_checkout(tmp_path / "kb", {"compiled": True, "correctness": True}, trials=2)
+    set_dir = tmp_path / "set"
+    set_dir.mkdir()
+    data = BENCHMARKS.parent / "tests" / "data" / "kernelbench_candidates"
+    (set_dir / "relu.py").write_text((data / "l1_relu_whole_file.py").read_text())
+    (set_dir / "manifest.yaml").write_text("- {file: relu.py, task: level1/19_ReLU, kind: correct, style: s, expect: ok}\n")
+    monkeypatch.setattr(parity, "require_cuda", lambda: "fake GPU")
+    monkeypatch.setattr(sys, "path", list(sys.path))
+
+    def no_harness(*args, **kwargs):
+        raise AssertionError("the harness must not judge again")
+
+    monkeypatch.setattr(parity, "run_ours", no_harness)
+    set_run = tmp_path / "set.json"
+    set_run.write_text(json.dumps([{"name": "relu", "ok": False, "error_class": "correctness:mismatch", "seconds": 3.5,
+                                    "stage_seconds": {"correctness": 2.0}, "message": "differs"}]))
+    out = tmp_path / "out"
+    argv = ["--kernelbench", str(checkout), "--set", str(set_dir), "--out", str(out), "--trials", "2",
+            "--wrong-variants", "0", "--ours-from", str(set_run)]
+    try:
+        assert parity.main(argv) == 0
+        (row,) = json.loads((out / "parity.json").read_text())["rows"]
+        assert (row["ours"]["label"], row["ours"]["seconds"], row["class"]) == ("correctness:mismatch", 3.5, "ours wrong")
+        set_run.write_text("[]")
+        assert parity.main([*argv[:-2], "--out", str(tmp_path / "out2"), "--ours-from", str(set_run)]) == 2
+        assert "has no verdict for 1 candidates (relu" in capsys.readouterr().err
+    finally:
+        for name in ("kernelbench", "kernelbench.eval"):
+            sys.modules.pop(name, None)

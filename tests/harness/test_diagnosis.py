@@ -47,6 +47,17 @@ def test_fp16_and_bf16_sources_name_their_cast() -> None:
                                                           "tl.load(a_ptr + pid).to(tl.bfloat16)"))).detail == "bf16"
 
 
+def test_one_constant_factor_everywhere_is_a_wrong_constant_even_when_it_is_small() -> None:
+    # a mean divided by n - 1: a small relative error at every element, but no rounding pattern
+    ref = torch.randn(64, 64)
+    found = diagnose(_call(ref, ref * (4096 / 4095), source=DOT))
+    assert found is not None and (found.cause, found.kb_entry) == ("scale", "fix-wrong-constant")
+    assert "1.00024 × reference" in found.evidence and "n - 1" in found.fix
+    assert _cause(_call(ref, ref * 64.0)) == "scale"  # a sum where the reference averages
+    # rounding noise of the same size stays a precision loss
+    assert _cause(_call(ref, ref * (1 + 2.4e-4 * torch.randn(64, 64)), source=DOT)) == "precision"
+
+
 def test_a_wrong_tail_is_a_boundary() -> None:
     ref = torch.randn(4000)
     cand = ref.clone()
@@ -152,7 +163,7 @@ def test_the_harness_diagnoses_planted_cases_of_the_labelled_set() -> None:
 
     root = Path(__file__).parent / "diagnosis_set"
     cases = {c["case"]: c for c in yaml.safe_load((root / "manifest.yaml").read_text())["cases"]}
-    names = ["cached_input_relu", "mask_off_by_one_add", "positive_only_relu"]
+    names = ["cached_input_relu", "mask_off_by_one_add", "positive_only_relu", "divisor_off_by_one_mean_dim"]
     with Harness(backend="interpreter", workers=1, use_cache=False, trials=1) as harness:
         verdicts = harness.evaluate_many([(cases[n]["task"], (root / f"{n}.py").read_text()) for n in names])
     for name, verdict in zip(names, verdicts, strict=True):

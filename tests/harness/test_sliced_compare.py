@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from atrl.harness.stages.compare import check_precision, compare_tensor, relative_error
+from atrl.harness.stages.compare import check_precision, compare_tensor, error_norms, relative_error
 from atrl.harness.stages.float64_slices import sliced_precision
 
 
@@ -77,6 +77,33 @@ def test_sliced_float64_bound_equals_the_whole_one_on_a_row_independent_referenc
     assert failure is not None and whole_failure is not None and failure.error_class == "correctness:precision"
     exact, exact_err, _ = sliced_precision(RowSoftmax(), RowSoftmax(), [x], ref, ref, 1e-5, 1e-4, 1e-4, slices=8)
     assert exact is None and exact_err < 1e-5
+
+
+def test_an_error_that_is_one_constant_factor_is_a_wrong_constant_not_a_precision_loss():
+    # KernelBench's 48_Mean_reduction at n = 4096: dividing by n - 1 is off by 2.4e-4 relative, inside
+    # allclose's tolerances and far above the float64 bound; rounding noise of the same size is not
+    torch.manual_seed(4)
+    x = torch.randn(64, 300)
+    ref, ref64 = RowSoftmax()(x), RowSoftmax()(x.double())
+    scaled = ref * (4096 / 4095)
+    whole, _ = check_precision(ref, scaled, ref64, 1e-5)
+    sliced, _, _ = sliced_precision(RowSoftmax(), RowSoftmax(), [x], ref, scaled, 1e-5, 1e-4, 1e-4, slices=8)
+    for failure in (whole, sliced):
+        assert failure.error_class == "correctness:mismatch"
+        assert "the reference times 1.00024 at every element" in failure.message and "not a precision" in failure.message
+    noisy = ref * (1 + 2.4e-4 * torch.randn(64, 300))
+    assert check_precision(ref, noisy, ref64, 1e-5)[0].error_class == "correctness:precision"
+    norms = error_norms(scaled, ref64)
+    assert abs(norms.factor - 4096 / 4095) < 1e-7 and norms.unexplained < 1e-2
+    assert error_norms(noisy, ref64).unexplained > 0.9
+
+
+def test_a_few_elements_are_never_read_as_a_constant_factor():
+    # any error of a scalar loss fits some factor: the precision reading stays
+    ref64 = torch.tensor([2.0, 3.0, 4.0], dtype=torch.float64)
+    ref = ref64.float()
+    failure, _ = check_precision(ref, ref * 1.001, ref64, 1e-5)
+    assert failure.error_class == "correctness:precision"
 
 
 def test_a_reference_mixing_rows_is_not_sliced_and_says_why():

@@ -5,6 +5,7 @@ candidate's output is compared with the float64 reference once more, looking at 
 it is wrong, in this order (the first that fits wins):
 
   race          the source stores to one address from every program without atomics
+  scale         every element is the reference times one constant (a wrong divisor or scale)
   precision     a small relative error spread over most elements (TF32 tl.dot, fp16, bf16)
   boundary      the wrong elements sit in a tail, a head or at block boundaries (masks, grid size)
   state         the first call was right, a later one wrong (state kept across calls); after
@@ -28,7 +29,7 @@ import torch
 
 from atrl.harness.feedback.diagnosis_record import Diagnosis
 from atrl.harness.feedback.diagnosis_source import SourceFacts, source_facts
-from atrl.harness.stages.compare import as_tensor_list
+from atrl.harness.stages.compare import CONSTANT_FACTOR_MAX_UNEXPLAINED, ErrorNorms, as_tensor_list
 
 CAUSES: dict[str, str] = {
     "race": "a data race: several programs write the same address without atomics",
@@ -38,6 +39,7 @@ CAUSES: dict[str, str] = {
     "nan-inf": "NaN/Inf produced where the reference is finite (overflow or division)",
     "distribution": "wrong only for some input values (the kernel assumes the get_inputs() distribution)",
     "precision": "a small relative error everywhere (computed in lower precision)",
+    "scale": "every element is the reference times one constant factor (a wrong constant or divisor)",
     "unknown": "wrong values without a pattern the harness recognises",
     # a timeout's diagnosis (atrl.harness.feedback.timeouts)
     "preset": "the judged size is too large for the backend (the reference alone fills the limit)",
@@ -106,7 +108,8 @@ def _pair(call: FailedCall) -> _Pair | None:
         # on the output's own device: a GPU's full-size outputs are too large to move
         r, c = ref.detach().double(), cand.detach().double()
         wrong = wrong_elements(r, c, call.atol, call.rtol)
-        if bool(wrong.any()) or call.failure_class == "correctness:precision":
+        # a precision failure, or a constant factor inside allclose, has no element outside it
+        if bool(wrong.any()) or call.failure_class in ("correctness:precision", "correctness:mismatch"):
             return _Pair(r, c, wrong, call.atol, call.rtol)
     return None
 
@@ -120,7 +123,7 @@ def diagnose(call: FailedCall) -> Diagnosis | None:
     if pair is None:
         return None
     facts = source_facts(call.source)
-    for check in (_race, _precision, _boundary, _state, _layout, _nan_inf, _distribution):
+    for check in (_race, _scale, _precision, _boundary, _state, _layout, _nan_inf, _distribution):
         found = check(call, pair, facts)
         if found is not None:
             return found
@@ -425,6 +428,24 @@ def _distribution(call: FailedCall, pair: _Pair, facts: SourceFacts) -> Diagnosi
             "use numerically stable forms for large magnitudes",
             "fix-wide-inputs")
     return None
+
+
+def _scale(call: FailedCall, pair: _Pair, facts: SourceFacts) -> Diagnosis | None:
+    ref, cand = pair.ref, pair.cand
+    if not bool(torch.isfinite(cand).all()) or not bool(torch.isfinite(ref).all()):
+        return None
+    diff = cand - ref
+    norms = ErrorNorms(float(diff.square().sum()), float(ref.square().sum()), float((diff * ref).sum()),
+                       int((ref != 0).sum()))
+    if norms.unexplained >= CONSTANT_FACTOR_MAX_UNEXPLAINED:
+        return None
+    return Diagnosis("scale", "every element is the reference times one constant factor",
+                     f"output = {norms.factor:.6g} × reference (relative error {norms.relative:.2g}; the factor "
+                     f"leaves {norms.unexplained:.1%} of the error unexplained, {_share(pair):.0%} of elements "
+                     f"outside atol/rtol)",
+                     "check the constants against the reference: the divisor of a mean (n, not n - 1), a sum where "
+                     "the reference averages (or the reverse), a missing or doubled scale (0.5, 1/sqrt(d), alpha)",
+                     "fix-wrong-constant")
 
 
 def _precision(call: FailedCall, pair: _Pair, facts: SourceFacts) -> Diagnosis | None:

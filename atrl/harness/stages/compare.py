@@ -13,6 +13,12 @@ import torch
 
 from atrl.harness.sandbox.footprint import COMPARE_CHUNK_ELEMENTS, COMPARE_CHUNK_ELEMENTS_CPU
 
+# Largest share of an error's norm a constant factor may leave unexplained for the error to read
+# as a wrong constant (rounding noise leaves about all of it; k·r leaves only fp32 rounding).
+CONSTANT_FACTOR_MAX_UNEXPLAINED = 0.1
+# Fewest nonzero reference elements for that reading (one element fits any factor).
+CONSTANT_FACTOR_MIN_ELEMENTS = 16
+
 
 @dataclass
 class Mismatch:
@@ -151,17 +157,53 @@ def _wrong_elements(r: torch.Tensor, c: torch.Tensor, atol: float, rtol: float) 
     return bad_values | ~torch.isclose(c, r, atol=atol, rtol=rtol, equal_nan=True), bad_values
 
 
-def error_norms(out: torch.Tensor, ref64: torch.Tensor, chunk: int | None = None) -> tuple[float, float]:
-    """(‖out − ref64‖₂², ‖ref64‖₂²) over the elements where the float64 reference is finite, in
-    chunks, summed on the device and read once; squared norms add up over slices, so a bound can
-    be computed slice by slice."""
-    num = den = torch.zeros((), dtype=torch.float64, device=ref64.device)
+@dataclass
+class ErrorNorms:
+    """Over the elements where the float64 reference r is finite: ‖o − r‖², ‖r‖² and ⟨o − r, r⟩
+    for an output o, and how many of them are nonzero. They add up over slices, so a bound can be
+    computed slice by slice."""
+
+    error: float = 0.0
+    reference: float = 0.0
+    cross: float = 0.0
+    nonzero: int = 0
+
+    def __add__(self, other: ErrorNorms) -> ErrorNorms:
+        return ErrorNorms(self.error + other.error, self.reference + other.reference, self.cross + other.cross,
+                          self.nonzero + other.nonzero)
+
+    @property
+    def relative(self) -> float:
+        return norms_ratio(self.error, self.reference)
+
+    @property
+    def factor(self) -> float:
+        """The constant k for which k·r is closest to o (least squares)."""
+        return 1.0 + self.cross / self.reference if self.reference > 0 else 1.0
+
+    @property
+    def unexplained(self) -> float:
+        """The share of the error's norm that the constant factor leaves: near 0 when o = k·r at
+        every element (a wrong constant), near 1 for rounding noise (a precision loss). 1 below
+        `CONSTANT_FACTOR_MIN_ELEMENTS` nonzero elements, where any error fits some factor."""
+        if self.error <= 0 or self.reference <= 0 or self.nonzero < CONSTANT_FACTOR_MIN_ELEMENTS:
+            return 1.0
+        return max(0.0, 1.0 - self.cross ** 2 / (self.error * self.reference)) ** 0.5
+
+
+def error_norms(out: torch.Tensor, ref64: torch.Tensor, chunk: int | None = None) -> ErrorNorms:
+    """`ErrorNorms` of `out` against `ref64`, in chunks, summed on the device and read once."""
+    num = den = cross = nonzero = torch.zeros((), dtype=torch.float64, device=ref64.device)
     for _, (r, o) in _flat_chunks(ref64, out, chunk=chunk):
         finite = torch.isfinite(r)
-        num = num + torch.where(finite, o - r, 0.0).square().sum()
-        den = den + torch.where(finite, r, 0.0).square().sum()
-    read_num, read_den = torch.stack([num, den]).tolist()
-    return read_num, read_den
+        r = torch.where(finite, r, 0.0)
+        diff = torch.where(finite, o - r, 0.0)
+        num = num + diff.square().sum()
+        den = den + r.square().sum()
+        cross = cross + (diff * r).sum()
+        nonzero = nonzero + (r != 0).sum()
+    num, den, cross, nonzero = torch.stack([num, den, cross, nonzero]).tolist()
+    return ErrorNorms(num, den, cross, int(nonzero))
 
 
 def finite_square_sum(t: torch.Tensor, chunk: int | None = None) -> tuple[float, int]:
@@ -185,7 +227,7 @@ def norms_ratio(num: float, den: float) -> float:
 def relative_error(out: torch.Tensor, ref64: torch.Tensor, chunk: int | None = None) -> float:
     """‖out − ref64‖₂ / ‖ref64‖₂ over the elements where the float64 reference is finite
     (the absolute norm when the reference is all zeros)."""
-    return norms_ratio(*error_norms(out, ref64, chunk))
+    return error_norms(out, ref64, chunk).relative
 
 
 def check_precision(ref: torch.Tensor, cand: torch.Tensor, ref64: torch.Tensor, bound: float,
@@ -197,15 +239,25 @@ def check_precision(ref: torch.Tensor, cand: torch.Tensor, ref64: torch.Tensor, 
     kernel then errs as much as the reference, a lower-precision one far more."""
     if not cand.is_floating_point() or not ref64.is_floating_point() or cand.numel() == 0:
         return None, None
-    err = relative_error(cand, ref64)
-    return precision_failure(err, relative_error(ref, ref64), bound, ref.dtype, name), err
+    norms = error_norms(cand, ref64)
+    return precision_failure(norms, relative_error(ref, ref64), bound, ref.dtype, name), norms.relative
 
 
-def precision_failure(err: float, reference_err: float, bound: float, dtype: torch.dtype,
+def precision_failure(norms: ErrorNorms, reference_err: float, bound: float, dtype: torch.dtype,
                       name: str = "output") -> Mismatch | None:
-    """The precision check on relative errors already computed (whole, or summed over slices):
-    the candidate's `err` and the task-dtype reference's own `reference_err` against float64."""
+    """The precision check on error norms already computed (whole, or summed over slices): the
+    candidate's `norms` and the task-dtype reference's own relative error `reference_err` against
+    float64. An error that is one constant factor at every element is a wrong constant (a mean
+    divided by n − 1 is within KernelBench's tolerances at n = 4096), not a precision loss."""
     allowed = max(bound, 8 * reference_err)
+    err = norms.relative
+    if err > allowed and norms.unexplained < CONSTANT_FACTOR_MAX_UNEXPLAINED:
+        return Mismatch(
+            "correctness:mismatch",
+            f"{name} is the reference times {norms.factor:.6g} at every element (relative error {err:.3g}; "
+            f"the constant factor explains all but {norms.unexplained:.1%} of the error, so this is not a "
+            f"precision loss): a wrong constant, divisor or scale, e.g. a mean divided by n - 1",
+        )
     if err > allowed:
         return Mismatch(
             "correctness:precision",

@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 from atrl.harness.sandbox.footprint import FLOAT64_SLICES
-from atrl.harness.stages.compare import Mismatch, as_tensor_list, error_norms, norms_ratio, precision_failure
+from atrl.harness.stages.compare import ErrorNorms, Mismatch, as_tensor_list, error_norms, precision_failure
 from atrl.harness.stages.inputs import Inputs, double_inputs
 
 
@@ -52,28 +52,24 @@ def sliced_precision(reference: nn.Module, reference64: nn.Module, inputs: Input
     reason = not_sliceable_reason(reference, inputs, ref_output, atol, rtol, step)
     if reason is not None:
         return None, None, f"float64 bound not computed: the full float64 copy does not fit and {reason}"
-    cand_num = [0.0] * len(refs)
-    ref_num = [0.0] * len(refs)
-    den = [0.0] * len(refs)
+    cand_norms = [ErrorNorms() for _ in refs]
+    ref_norms = [ErrorNorms() for _ in refs]
     with torch.no_grad():
         for start in range(0, rows, step):
             out64 = as_tensor_list(reference64(*double_inputs(_rows(inputs, start, start + step)))) or []
             for i, (ref, cand, r64) in enumerate(zip(refs, cands, out64, strict=True)):
                 if not (cand.is_floating_point() and r64.is_floating_point()):
                     continue
-                num, d = error_norms(cand[start:start + step], r64)
-                cand_num[i] += num
-                den[i] += d
-                ref_num[i] += error_norms(ref[start:start + step], r64)[0]
+                cand_norms[i] += error_norms(cand[start:start + step], r64)
+                ref_norms[i] += error_norms(ref[start:start + step], r64)
             del out64
     worst: float | None = None
     for i, ref in enumerate(refs):
         if not (cands[i].is_floating_point() and ref.is_floating_point()) or cands[i].numel() == 0:
             continue
-        err = norms_ratio(cand_num[i], den[i])
-        worst = max(worst or 0.0, err)
+        worst = max(worst or 0.0, cand_norms[i].relative)
         label = "output" if len(refs) == 1 else f"output[{i}]"
-        failure = precision_failure(err, norms_ratio(ref_num[i], den[i]), bound, ref.dtype, label)
+        failure = precision_failure(cand_norms[i], ref_norms[i].relative, bound, ref.dtype, label)
         if failure is not None:
             return failure, worst, None
     return None, worst, None
