@@ -6,7 +6,8 @@
 #   scripts/gpu_judge_benchmarks.sh admission    benchmarks/memory_admission.py --backend cuda -> $RESULTS/memory-admission-cuda.{md,json}
 #   scripts/gpu_judge_benchmarks.sh feedback     benchmarks/feedback_diagnosis.py --backend cuda -> $RESULTS/feedback-cuda.*
 #   scripts/gpu_judge_benchmarks.sh adversarial  tests/adversarial/runner.py --backend cuda      -> $RESULTS/adversarial-cuda.md
-#   scripts/gpu_judge_benchmarks.sh parity       benchmarks/kernelbench_parity.py (ours first, then theirs; resumes) -> $RESULTS/kernelbench-parity/
+#   scripts/gpu_judge_benchmarks.sh parity       benchmarks/kernelbench_parity.py (ours from the set run when it exists,
+#                                                else ours first; then theirs; resumes) -> $RESULTS/kernelbench-parity/
 #   scripts/gpu_judge_benchmarks.sh ray          benchmarks/ray_harness.py --backend cuda        -> $RESULTS/ray-harness-h200.{md,json}
 #   scripts/gpu_judge_benchmarks.sh small        feedback, then adversarial (small presets: little GPU memory)
 #   scripts/gpu_judge_benchmarks.sh large        set, throughput, admission (KernelBench sizes)
@@ -67,8 +68,10 @@ adversarial() {
 
 parity() {
     need_kernelbench
+    local ours=(--ours-first)
+    [ -f "$RESULTS/kernelbench-set-cuda.json" ] && ours=(--ours-from "$RESULTS/kernelbench-set-cuda.json")
     run kernelbench-parity $PY benchmarks/kernelbench_parity.py --kernelbench "$KERNELBENCH" \
-        --jobs "$PARITY_JOBS" --ours-first --resume "${MEMORY[@]}" --out "$RESULTS/kernelbench-parity"
+        --jobs "$PARITY_JOBS" "${ours[@]}" --resume "${MEMORY[@]}" --out "$RESULTS/kernelbench-parity"
 }
 
 ray_() {
