@@ -63,6 +63,7 @@ class Outcome:
     seconds: float
     message: str = ""
     stage_seconds: dict[str, float] = field(default_factory=dict)
+    correctness_seconds: dict[str, float] = field(default_factory=dict)  # the stage's parts
     candidate_ms: float | None = None  # the timed call's median, each side (None: not timed)
     reference_ms: float | None = None
 
@@ -103,6 +104,7 @@ def judge(candidates: list[Candidate], kernelbench: Path, backend: str, workers:
     outcomes = [Outcome(name=c.name, task=c.task, kind=c.kind, style=c.style, expect=c.expect, ok=v.ok,
                     error_class=v.error_class, stage=v.stage, seconds=round(v.judge_seconds, 2),
                     message=(v.message or "")[:400], stage_seconds=dict(v.stage_seconds),
+                    correctness_seconds=dict(v.correctness.seconds) if v.correctness else {},
                     candidate_ms=v.timing.candidate_ms if v.timing else None,
                     reference_ms=v.timing.reference_ms if v.timing else None)
                 for (c, _), v in zip(pairs, verdicts, strict=True)]
@@ -165,6 +167,10 @@ def throughput_lines(outcomes: list[Outcome], wall: float, workers: int,
     total = sum(sum(v) for v in stages.values()) or 1.0
     split = ", ".join(f"{stage} {sum(v):.0f} s ({sum(v) / total:.0%}; median {statistics.median(v):.2f} s)"
                       for stage, v in sorted(stages.items(), key=lambda kv: -sum(kv[1])))
+    parts: Counter[str] = Counter()
+    for o in outcomes:
+        parts.update(o.correctness_seconds)
+    part_total = sum(parts.values()) or 1.0
     timed = [o for o in outcomes if o.candidate_ms is not None and o.reference_ms is not None]
     timing_gpu = sum(calls_per_side * (o.candidate_ms + o.reference_ms) for o in timed) / 1000
     lines = ["### Throughput", "",
@@ -172,6 +178,9 @@ def throughput_lines(outcomes: list[Outcome], wall: float, workers: int,
              f"{len(outcomes) / wall * 60:.1f} evaluations per minute",
              f"- worker time by stage: {split}"
              + (f" (of which {waited:.0f} s queued for the GPU while other candidates were timed)" if waited else "")]
+    if parts:
+        lines.append("- correctness by part: " + ", ".join(f"{name} {seconds:.0f} s ({seconds / part_total:.0%})"
+                                                          for name, seconds in parts.most_common()))
     if timed:
         lines.append(f"- timing: {len(timed)} candidates timed, {calls_per_side} calls per side at their medians "
                      f"need {timing_gpu:.1f} s of GPU time; wall time / timing GPU time = {wall / timing_gpu:.1f}"

@@ -34,6 +34,9 @@ class CorrectnessStats:
     # lowest over the calls: 1 - bytes of PyTorch compute on the data path / bytes of the reference's ops
     triton_share: float | None = None
     skipped: list[str] = field(default_factory=list)  # e.g. wide-input trial skipped: reference not finite
+    # wall seconds by part of the stage (inputs, reference, float64, candidate, compare, provenance,
+    # same-storage, diagnosis), the device synchronised at each part's end
+    seconds: dict[str, float] = field(default_factory=dict)
 
     def passed_text(self) -> str:
         """`passed/trials`, naming the wide-input trials when there are any: "7/7 (5 trials + 2 wide-input)"."""

@@ -131,6 +131,12 @@ def test_throughput_counts_evaluations_stages_and_the_timing_gpu_time():
     assert lines[3].startswith("- worker time by stage: correctness 4 s (40%; median 2.00 s), profile 4 s (40%")
     assert lines[3].endswith("(of which 2 s queued for the GPU while other candidates were timed)")
 
+    # the correctness stage's parts, summed over candidates, largest first
+    outcomes[0].correctness_seconds = {"candidate": 2.0, "compare": 1.0}
+    outcomes[1].correctness_seconds = {"candidate": 1.0}
+    lines = kset.throughput_lines(outcomes, wall=30.0, workers=2, calls_per_side=110)
+    assert lines[4] == "- correctness by part: candidate 3 s (75%), compare 1 s (25%)"
+
 
 def test_a_verdicts_judge_seconds_leave_out_the_gpu_wait_inside_its_stages():
     from atrl.harness.verdict import Verdict

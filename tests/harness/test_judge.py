@@ -268,6 +268,16 @@ def test_relu_solution_is_correct_without_timing_on_the_interpreter(broken_verdi
     assert verdict["backend"] == "interpreter"
 
 
+def test_the_correctness_stage_says_where_its_time_went(broken_verdicts: dict) -> None:
+    verdict = broken_verdicts["relu_solution"]
+    parts = verdict["correctness"]["seconds"]
+    assert {"inputs", "reference", "float64", "candidate", "compare", "provenance", "same-storage"} <= set(parts)
+    assert all(v >= 0 for v in parts.values()) and parts["candidate"] > 0
+    assert sum(parts.values()) <= verdict["stage_seconds"]["correctness"] + 1e-3
+    failed = broken_verdicts["fp16_compute_of_fp32_task"]["correctness"]["seconds"]
+    assert "diagnosis" in failed and "same-storage" not in failed  # it failed its first trial
+
+
 def test_real_relu_passes_the_wide_trials_of_a_nonnegative_task(broken_verdicts: dict) -> None:
     verdict = broken_verdicts["relu_solution_rand"]
     assert verdict["ok"], verdict["message"]

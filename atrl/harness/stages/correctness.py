@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import copy
 import gc
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import torch
@@ -237,56 +239,85 @@ def run_trials(task: Task, models: LoadedModels, backend: Backend, runner: Candi
     sliced = budget is not None and budget.float64_sliced and not task.reference_mutates_inputs
     runner.record = rule is not None
     rewrite_pending = rule is not None
+    part = _PartClock(stats, backend.device)
     for plan in trial_plans(trials, seed):
-        seed_everything(plan.seed)
-        cases = input_cases(models.task_module, task.multi_case, backend.device, dtype)
-        if plan.wide_scale is not None:
-            generator = torch.Generator(device=backend.device).manual_seed(plan.seed)
-            cases = [widen_inputs(inputs, plan.wide_scale, generator) for inputs in cases]
+        with part("inputs"):
+            seed_everything(plan.seed)
+            cases = input_cases(models.task_module, task.multi_case, backend.device, dtype)
+            if plan.wide_scale is not None:
+                generator = torch.Generator(device=backend.device).manual_seed(plan.seed)
+                cases = [widen_inputs(inputs, plan.wide_scale, generator) for inputs in cases]
         stats.trials += 1
         stats.wide_trials += plan.wide_scale is not None
         skipped = False
         for case_index, inputs in enumerate(cases):
             on_case()
             label = plan.label if len(cases) == 1 else f"{plan.label}, case {case_index}"
-            ref_call, reference_work = _reference_call(models.reference, copy_inputs(inputs), rule is not None)
+            with part("reference"):
+                ref_call, reference_work = _reference_call(models.reference, copy_inputs(inputs), rule is not None)
             if plan.wide_scale is not None and not _all_finite(ref_call.output):
                 stats.skipped.append(f"{plan.label}: the reference is not finite on these inputs")
                 skipped = True
                 break
             # a budget too small for the whole float64 copy: the bound is computed in slices below
-            ref64_call = Call(inputs, None) if sliced else _call(ref64_model, double_inputs(inputs))
-            cand_inputs = copy_inputs(inputs)
-            sizes = [t.numel() * t.element_size() for t in as_tensor_list(ref_call.output) or []]
-            try:
-                cand_out, launches = runner(cand_inputs, sizes)
-            except Exception as exc:  # the candidate's own error, reported trimmed
-                raise _runtime_failure(exc, models.candidate_file, label) from exc
-            scale_source = ref_call if sliced else ref64_call
-            trial_atol = atol if plan.wide_scale is None else atol * output_scale(scale_source.output)
-            failure = check_trial(task, inputs, ref_call, ref64_call, Call(cand_inputs, cand_out), launches,
-                                  trial_atol, rtol, bound, stats)
+            with part("float64"):
+                ref64_call = Call(inputs, None) if sliced else _call(ref64_model, double_inputs(inputs))
+            with part("candidate"):
+                cand_inputs = copy_inputs(inputs)
+                sizes = [t.numel() * t.element_size() for t in as_tensor_list(ref_call.output) or []]
+                try:
+                    cand_out, launches = runner(cand_inputs, sizes)
+                except Exception as exc:  # the candidate's own error, reported trimmed
+                    raise _runtime_failure(exc, models.candidate_file, label) from exc
+            with part("compare"):
+                scale_source = ref_call if sliced else ref64_call
+                trial_atol = atol if plan.wide_scale is None else atol * output_scale(scale_source.output)
+                failure = check_trial(task, inputs, ref_call, ref64_call, Call(cand_inputs, cand_out), launches,
+                                      trial_atol, rtol, bound, stats)
             if failure is None and sliced:
-                failure = _sliced_bound(models, ref64_model, inputs, ref_call, cand_out, bound, trial_atol, rtol,
-                                        stats, label)
+                with part("float64"):
+                    failure = _sliced_bound(models, ref64_model, inputs, ref_call, cand_out, bound, trial_atol, rtol,
+                                            stats, label)
             if failure is None:
-                failure = _provenance_failure(runner, rule, task, Call(cand_inputs, cand_out), reference_work, stats)
+                with part("provenance"):
+                    failure = _provenance_failure(runner, rule, task, Call(cand_inputs, cand_out), reference_work,
+                                                  stats)
             if failure is None and rewrite_pending:
                 rewrite_pending = False
-                _same_storage_call(task, models, backend, runner, ref64_model, cand_inputs, plan, case_index, dtype,
-                                   (trial_atol, rtol, bound), rule, stats, sliced)
+                with part("same-storage"):
+                    _same_storage_call(task, models, backend, runner, ref64_model, cand_inputs, plan, case_index,
+                                       dtype, (trial_atol, rtol, bound), rule, stats, sliced)
             if failure is not None:
                 wide = plan.wide_scale is not None and failure.error_class in _WIDE_CLASSES
                 if wide:
                     failure = Mismatch("correctness:wide-inputs",
                                        f"right on get_inputs() draws but wrong on {label}: {failure.message}")
-                diagnosis = _diagnose(failure.error_class, task, models, backend, runner, seed, dtype,
-                                      (inputs, ref_call, ref64_call, cand_out), trial_atol, rtol, bound,
-                                      plan.wide_scale, ref64_model)
+                with part("diagnosis"):
+                    diagnosis = _diagnose(failure.error_class, task, models, backend, runner, seed, dtype,
+                                          (inputs, ref_call, ref64_call, cand_out), trial_atol, rtol, bound,
+                                          plan.wide_scale, ref64_model)
                 message = failure.message if wide else f"{label}: {failure.message}"
                 raise StageFailure(failure.error_class, message, diagnosis=diagnosis)
         if not skipped:
             stats.passed += 1
+
+
+class _PartClock:
+    """`with part(name):` adds the block's wall seconds to `stats.seconds[name]`; on a GPU the
+    device is synchronised at the block's end, so queued kernels count where they were launched.
+    A block that raises is not counted (and not synchronised: a crashed kernel's error must surface
+    where the candidate ran)."""
+
+    def __init__(self, stats: CorrectnessStats, device: torch.device) -> None:
+        self.stats = stats
+        self.sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+
+    @contextmanager
+    def __call__(self, name: str) -> Iterator[None]:
+        start = time.perf_counter()
+        yield
+        self.sync()
+        self.stats.seconds[name] = round(self.stats.seconds.get(name, 0.0) + time.perf_counter() - start, 4)
 
 
 def _sliced_bound(models: LoadedModels, ref64_model: nn.Module, inputs: Inputs, ref_call: Call, cand_out,
