@@ -62,6 +62,9 @@ AGREE = "agree"
 THEIRS_WRONG = "theirs wrong"
 OURS_WRONG = "ours wrong"
 OUR_BACKEND = "cuda"  # the harness's backend for this comparison (tests substitute the interpreter)
+# KernelBench's evaluator ran out of GPU memory: with several evaluations at once on one GPU (one
+# holds ~43 GiB for a 6 GiB-input task), a fact about this run, not a verdict on the candidate
+THEIRS_OOM = "evaluator-out-of-memory"
 
 
 # ---- pure logic: labels, classification, tables ------------------------------------------------
@@ -108,6 +111,8 @@ def kernelbench_label(result: dict) -> tuple[bool, str]:
     if not result.get("compiled"):
         return False, "compile-error"
     metadata = result.get("metadata") or {}
+    if "out of memory" in str(metadata.get("runtime_error", "")).lower():
+        return False, THEIRS_OOM
     if "runtime_error" in metadata:
         return False, "runtime-error"
     issue = str(metadata.get("correctness_issue", ""))
@@ -144,7 +149,10 @@ def agreement_notes(row: Row) -> str:
 
 def summary(rows: list[Row]) -> dict:
     """Agreement count and rate, disagreements by class, and wall time per candidate on the
-    candidates where both agree (median each side, and the ratio of their medians and sums)."""
+    candidates where both agree (median each side, and the ratio of their medians and sums). Rows
+    where KernelBench's evaluator ran out of memory are left out and counted apart."""
+    lost = [r for r in rows if r.theirs.label == THEIRS_OOM]
+    rows = [r for r in rows if r.theirs.label != THEIRS_OOM]
     classes = Counter(classify(r) for r in rows)
     agreed = [r for r in rows if r.agree]
     result: dict = {
@@ -153,6 +161,7 @@ def summary(rows: list[Row]) -> dict:
         "agreement_rate": round(len(agreed) / len(rows), 4) if rows else None,
         "disagreements": {k: v for k, v in sorted(classes.items()) if k != AGREE},
         "agreement_notes": dict(Counter(n for n in map(agreement_notes, rows) if n)),
+        "evaluator_out_of_memory": len(lost),
     }
     if agreed:
         ours = [r.ours.seconds for r in agreed]
@@ -175,6 +184,9 @@ def markdown(rows: list[Row], command: str, device: str) -> str:
         lines.append(f"- disagreement, {klass}: {count}")
     for note, count in s["agreement_notes"].items():
         lines.append(f"- agreement, but {note}: {count}")
+    if s["evaluator_out_of_memory"]:
+        lines.append(f"- left out: {s['evaluator_out_of_memory']} candidates where KernelBench's evaluator ran out of "
+                     "GPU memory beside the other evaluations (re-run with fewer --jobs and --resume)")
     if "agreed_seconds" in s:
         t = s["agreed_seconds"]
         lines.append(f"- wall s per candidate where both agree: ours median {t['ours_median']}, theirs median "
@@ -333,7 +345,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per candidate on KernelBench's side")
     parser.add_argument("--jobs", type=int, default=1,
                         help="KernelBench evaluations run at once, each in its own process (ours stay one at a time); "
-                        "above 1 both sides' wall times include the contention")
+                        "above 1 both sides' wall times include the contention. On a 140 GiB GPU use at most 2: one "
+                        "evaluation of a 6 GiB-input task holds ~43 GiB (4 ran out of memory)")
     parser.add_argument("--memory-gib", type=float, default=None,
                         help="GiB per GPU our harness admits jobs against (default: its free memory)")
     parser.add_argument("--ours-first", action="store_true",
@@ -367,6 +380,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     saved = args.out / "parity.json"
     rows: list[Row] = rows_from_records(json.loads(saved.read_text())["rows"]) if args.resume and saved.is_file() else []
+    rows = [r for r in rows if r.theirs.label != THEIRS_OOM]  # judged again: their memory, not the candidate
     done = {r.name for r in rows}
     command = "python benchmarks/kernelbench_parity.py " + " ".join(argv)
     todo = [(c, source) for c, source in pairs if c.name not in done]

@@ -13,14 +13,14 @@
 #   scripts/gpu_judge_benchmarks.sh large        set, throughput, admission (KernelBench sizes)
 # Settings: RESULTS (runs/gpu-judge; not OUT, which the GPU machine sets to its return folder),
 # KERNELBENCH (the root of a KernelBench checkout;
-# default $ATRL_KERNELBENCH), PARITY_JOBS (3), WORKERS (4), PY (python3), MEMORY_GIB (GiB of the GPU
+# default $ATRL_KERNELBENCH), PARITY_JOBS (2: KernelBench evaluations at once), WORKERS (4), PY (python3), MEMORY_GIB (GiB of the GPU
 # this invocation's judge admits jobs against; default its free memory; set it when two invocations
 # share one GPU, e.g. 100 for the KernelBench-size phases beside 30 for the small ones).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 RESULTS=${RESULTS:-runs/gpu-judge}
 KERNELBENCH=${KERNELBENCH:-${ATRL_KERNELBENCH:-}}
-PARITY_JOBS=${PARITY_JOBS:-3}
+PARITY_JOBS=${PARITY_JOBS:-2}
 WORKERS=${WORKERS:-4}
 PY=${PY:-python3}
 MEMORY=()

@@ -78,6 +78,12 @@ def test_summary_counts_and_times_only_agreed_candidates():
     assert (t["ours_median"], t["theirs_median"]) == (2.0, 50.0)
     assert t["median_ratio_theirs_over_ours"] == 25.0
     assert t["total_ratio_theirs_over_ours"] == 25.0  # 150 / 6: d and e are left out
+    # a row where KernelBench's evaluator ran out of memory beside the others counts for nothing
+    lost = row("f", True, ACCEPTED, False)
+    lost.theirs.label = parity.THEIRS_OOM
+    with_lost = parity.summary([*rows, lost])
+    assert with_lost == s | {"evaluator_out_of_memory": 1}
+    assert "left out: 1 candidates where KernelBench's evaluator ran out of" in parity.markdown([*rows, lost], "c", "g")
 
 
 def test_markdown_and_records_carry_every_row():
@@ -99,6 +105,8 @@ def test_markdown_and_records_carry_every_row():
     ({"compiled": True, "correctness": False, "metadata": {"correctness_issue": "Output mismatch"}},
      (False, "output-mismatch")),
     ({"worker_error": "timed out after 5 s"}, (False, "evaluator-error: timed out after 5 s")),
+    ({"compiled": True, "correctness": False,
+      "metadata": {"runtime_error": "CUDA out of memory. Tried to allocate 6.00 GiB."}}, (False, parity.THEIRS_OOM)),
 ])
 def test_kernelbench_label(result, expected):
     assert parity.kernelbench_label(result) == expected
@@ -290,6 +298,13 @@ def test_ours_from_a_set_run_takes_its_verdicts_and_names_a_missing_candidate(mo
         assert parity.main(argv) == 0
         (row,) = json.loads((out / "parity.json").read_text())["rows"]
         assert (row["ours"]["label"], row["ours"]["seconds"], row["class"]) == ("correctness:mismatch", 3.5, "ours wrong")
+        # a row whose KernelBench evaluation ran out of memory is judged again on --resume
+        saved = json.loads((out / "parity.json").read_text())
+        saved["rows"][0]["theirs"]["label"] = parity.THEIRS_OOM
+        (out / "parity.json").write_text(json.dumps(saved))
+        assert parity.main([*argv, "--resume"]) == 0
+        (row,) = json.loads((out / "parity.json").read_text())["rows"]
+        assert row["theirs"]["label"] == "correct"
         set_run.write_text("[]")
         assert parity.main([*argv[:-2], "--out", str(tmp_path / "out2"), "--ours-from", str(set_run)]) == 2
         assert "has no verdict for 1 candidates (relu" in capsys.readouterr().err
