@@ -314,6 +314,23 @@ def test_fingerprint_changes_with_one_byte_and_with_a_permutation():
     assert fingerprint(u) != same
 
 
+def test_a_fingerprint_over_many_chunks_sees_a_byte_in_the_last_and_chunks_swapped(monkeypatch):
+    import atrl.harness.stages.provenance as provenance
+
+    monkeypatch.setattr(provenance, "FINGERPRINT_CHUNK_WORDS_CPU", 64)
+    t = torch.randn(1000)
+    same = t.clone()
+    assert fingerprint(t) == fingerprint(same)
+    t.view(torch.uint8)[-1] ^= 1  # the last, partial chunk
+    assert fingerprint(t) != fingerprint(same)
+    swapped = torch.cat([same[64:128], same[:64], same[128:]])
+    assert fingerprint(swapped) != fingerprint(same)
+    odd = torch.arange(1001, dtype=torch.uint8)  # not a whole number of words: bytes
+    before = fingerprint(odd)
+    odd[1000] += 1
+    assert fingerprint(odd) != before and fingerprint(torch.empty(0)) == (0, 0)
+
+
 # --- through the judge -------------------------------------------------------------------------------
 
 def _adversarial(name: str) -> tuple[object, str]:
