@@ -236,18 +236,25 @@ def test_without_cuda_the_script_says_so(monkeypatch, capsys, tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+SET_RELU = "- {file: relu.py, task: level1/19_ReLU, kind: correct, style: s, expect: ok}\n"
+SET_TIMER = "- {file: timer.py, task: level1/19_ReLU, kind: cheat, style: s, expect: [static:monkeypatch]}\n"
+
+
+def _small_set(root: Path, manifest: str) -> Path:
+    """A candidate set of the set's relu kernel (and its timer cheat, when the manifest lists it)."""
+    root.mkdir()
+    data = BENCHMARKS.parent / "tests" / "data" / "kernelbench_candidates"
+    (root / "relu.py").write_text((data / "l1_relu_whole_file.py").read_text())
+    (root / "timer.py").write_text((data / "cheat_patch_timer.py").read_text())
+    (root / "manifest.yaml").write_text(manifest)
+    return root
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("ours_first", [False, True])
 def test_one_command_judges_both_sides_writes_reports_and_resumes(monkeypatch, tmp_path, ours_first):
     checkout = _fake_checkout(tmp_path / "kb", {"compiled": True, "correctness": True}, trials=2)
-    set_dir = tmp_path / "set"
-    set_dir.mkdir()
-    data = BENCHMARKS.parent / "tests" / "data" / "kernelbench_candidates"
-    (set_dir / "relu.py").write_text((data / "l1_relu_whole_file.py").read_text())
-    (set_dir / "timer.py").write_text((data / "cheat_patch_timer.py").read_text())
-    (set_dir / "manifest.yaml").write_text(
-        "- {file: relu.py, task: level1/19_ReLU, kind: correct, style: s, expect: ok}\n"
-        "- {file: timer.py, task: level1/19_ReLU, kind: cheat, style: s, expect: [static:monkeypatch]}\n")
+    set_dir = _small_set(tmp_path / "set", SET_RELU + SET_TIMER)
     monkeypatch.setattr(parity, "OUR_BACKEND", "interpreter")
     monkeypatch.setattr(parity, "require_cuda", lambda: "fake GPU")
     monkeypatch.setattr(sys, "path", list(sys.path))
@@ -276,11 +283,7 @@ def test_one_command_judges_both_sides_writes_reports_and_resumes(monkeypatch, t
 
 def test_ours_from_a_set_run_takes_its_verdicts_and_names_a_missing_candidate(monkeypatch, tmp_path, capsys):
     checkout = _fake_checkout(tmp_path / "kb", {"compiled": True, "correctness": True}, trials=2)
-    set_dir = tmp_path / "set"
-    set_dir.mkdir()
-    data = BENCHMARKS.parent / "tests" / "data" / "kernelbench_candidates"
-    (set_dir / "relu.py").write_text((data / "l1_relu_whole_file.py").read_text())
-    (set_dir / "manifest.yaml").write_text("- {file: relu.py, task: level1/19_ReLU, kind: correct, style: s, expect: ok}\n")
+    set_dir = _small_set(tmp_path / "set", SET_RELU)
     monkeypatch.setattr(parity, "require_cuda", lambda: "fake GPU")
     monkeypatch.setattr(sys, "path", list(sys.path))
 
