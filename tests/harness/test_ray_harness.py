@@ -66,7 +66,9 @@ def _candidates() -> list[tuple[str, str]]:
 
 def _comparable(verdict) -> dict:
     record = {k: v for k, v in verdict.__dict__.items() if k not in PLACE_AND_TIME}
-    record["correctness"] = verdict.correctness.__dict__ if verdict.correctness else None
+    # the correctness counts and errors; its seconds by part are a place-and-time fact
+    record["correctness"] = ({k: v for k, v in verdict.correctness.__dict__.items() if k != "seconds"}
+                             if verdict.correctness else None)
     # the task's memory plan is part of the verdict; the worker's measured use is a place-and-time fact
     record["memory"] = {k: v for k, v in (verdict.memory or {}).items() if k not in ("enforced_bytes", "peak_bytes")}
     return record
