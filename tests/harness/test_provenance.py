@@ -317,7 +317,7 @@ def test_fingerprint_changes_with_one_byte_and_with_a_permutation():
 def test_a_fingerprint_over_many_chunks_sees_a_byte_in_the_last_and_chunks_swapped(monkeypatch):
     import atrl.harness.stages.provenance as provenance
 
-    monkeypatch.setattr(provenance, "FINGERPRINT_CHUNK_WORDS_CPU", 64)
+    monkeypatch.setattr(provenance, "_CHUNK_WORDS", 64)
     t = torch.randn(1000)
     same = t.clone()
     assert fingerprint(t) == fingerprint(same)

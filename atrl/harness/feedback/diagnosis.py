@@ -29,7 +29,7 @@ import torch
 
 from atrl.harness.feedback.diagnosis_record import Diagnosis
 from atrl.harness.feedback.diagnosis_source import SourceFacts, source_facts
-from atrl.harness.stages.compare import CONSTANT_FACTOR_MAX_UNEXPLAINED, ErrorNorms, as_tensor_list
+from atrl.harness.stages.compare import CONSTANT_FACTOR_MAX_UNEXPLAINED, as_tensor_list, error_norms
 
 CAUSES: dict[str, str] = {
     "race": "a data race: several programs write the same address without atomics",
@@ -434,9 +434,7 @@ def _scale(call: FailedCall, pair: _Pair, facts: SourceFacts) -> Diagnosis | Non
     ref, cand = pair.ref, pair.cand
     if not bool(torch.isfinite(cand).all()) or not bool(torch.isfinite(ref).all()):
         return None
-    diff = cand - ref
-    norms = ErrorNorms(float(diff.square().sum()), float(ref.square().sum()), float((diff * ref).sum()),
-                       int((ref != 0).sum()))
+    norms = error_norms(cand, ref)
     if norms.unexplained >= CONSTANT_FACTOR_MAX_UNEXPLAINED:
         return None
     return Diagnosis("scale", "every element is the reference times one constant factor",

@@ -37,11 +37,6 @@ from dataclasses import dataclass
 # 4.3 s (2^23-element chunks) and 7.3 s (2^25) for 2^26 elements on 2 cores.
 COMPARE_CHUNK_ELEMENTS = 1 << 25
 COMPARE_CHUNK_ELEMENTS_CPU = 1 << 18
-# 32-bit words per chunk of a provenance fingerprint (`atrl.harness.stages.provenance`): its int64
-# copy and weighted product take 16 bytes a word, 256 MiB on a GPU (inside the comparison's bound
-# above), while a 6 GiB tensor needs 96 chunks rather than 384 at the CPU's size
-FINGERPRINT_CHUNK_WORDS = 1 << 24
-FINGERPRINT_CHUNK_WORDS_CPU = 1 << 22
 L2_FLUSH_BYTES = 256 * 1024 * 1024  # the cuda backend's cache-flush buffer (atrl.backends.cuda)
 # the sliced comparison holds about six float64 buffers and four boolean masks of one chunk
 COMPARE_BYTES_PER_ELEMENT = 6 * 8 + 4

@@ -216,7 +216,8 @@ def finite_square_sum(t: torch.Tensor, chunk: int | None = None) -> tuple[float,
         finite = torch.isfinite(values)
         squares = squares + torch.where(finite, values, 0.0).square().sum()
         count = count + finite.sum()
-    return float(squares), int(count)
+    read_squares, read_count = torch.stack([squares, count.to(torch.float64)]).tolist()
+    return read_squares, int(read_count)
 
 
 def norms_ratio(num: float, den: float) -> float:

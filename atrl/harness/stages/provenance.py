@@ -48,7 +48,6 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 from torch.utils.flop_counter import flop_registry
 
-from atrl.harness.sandbox.footprint import FINGERPRINT_CHUNK_WORDS, FINGERPRINT_CHUNK_WORDS_CPU
 from atrl.harness.stages.compare import Mismatch
 
 StorageKey = tuple[str, int, int]  # device type, device index (-1: none), storage data pointer
@@ -74,6 +73,7 @@ HOST_READ_OPS = frozenset({"_local_scalar_dense", "equal", "is_nonzero", "allclo
 # A Python constant (`torch.tensor(0.5)`) passed along is no computation of the result as long
 # as it is small and smaller than the output (see `decide`); a larger one carries the result itself.
 MAX_CONSTANT_ELEMENTS = 64
+_CHUNK_WORDS = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -144,33 +144,26 @@ def _nbytes(tensor: torch.Tensor) -> int:
     return tensor.numel() * tensor.element_size()
 
 
-_weights: dict[tuple[torch.device, int], torch.Tensor] = {}
+_weights: dict[torch.device, torch.Tensor] = {}
 
 
 def fingerprint(tensor: torch.Tensor) -> tuple[int, int]:
     """Two sums over the 32-bit words (or bytes) of `tensor`'s whole storage — plain and weighted by
-    position — which change when any byte changes, except in contrived collisions. Summed in
-    int64 chunks on the device and read back once; the chunk size depends on the device only, so
-    two fingerprints of one storage are comparable."""
+    position — which change when any byte changes, except in contrived collisions."""
     storage = tensor.untyped_storage()
     raw = torch.empty(0, dtype=torch.uint8, device=tensor.device).set_(storage)
     words = raw.view(torch.int32) if raw.numel() % 4 == 0 else raw
-    chunk = FINGERPRINT_CHUNK_WORDS_CPU if tensor.device.type == "cpu" else FINGERPRINT_CHUNK_WORDS
-    weights = _weights.get((tensor.device, chunk))
+    weights = _weights.get(tensor.device)
     if weights is None:
-        weights = _weights[(tensor.device, chunk)] = torch.arange(1, chunk + 1, dtype=torch.int64, device=tensor.device)
-    plain, weighted = [], []
-    for start in range(0, words.numel(), chunk):
-        part = words[start:start + chunk].to(torch.int64)  # int64 sums wrap on overflow: fine for equality
-        plain.append(part.sum())
-        weighted.append((part * weights[: part.numel()]).sum())
-    if not plain:
-        return 0, 0
-    sums = torch.stack(plain + weighted).tolist()
-    folded = 0
-    for value in sums[len(plain):]:
-        folded = (folded * 1_000_003 + value) % (1 << 64)
-    return sum(sums[: len(plain)]) % (1 << 64), folded
+        weights = _weights[tensor.device] = torch.arange(1, _CHUNK_WORDS + 1, dtype=torch.int64, device=tensor.device)
+    # int64 sums on the device (wrapping on overflow), read back once
+    sums = torch.zeros(2, dtype=torch.int64, device=tensor.device)
+    for start in range(0, words.numel(), _CHUNK_WORDS):
+        chunk = words[start:start + _CHUNK_WORDS].to(torch.int64)
+        sums[0] += chunk.sum()
+        sums[1] = sums[1] * 1_000_003 + (chunk * weights[: chunk.numel()]).sum()
+    plain, weighted = sums.tolist()
+    return plain, weighted
 
 
 def _flops(func, args: tuple, kwargs: dict, out: object, outputs: list[torch.Tensor]) -> int:
