@@ -170,13 +170,16 @@ def _judging_backend(config: EvalConfig, harness):
     return resolve_backend(default_backend_for_suite(config.suite, config.backend))
 
 
-def _load_policy(config: EvalConfig):
+def _load_policy(config: EvalConfig, tasks: list):
     from atrl.policy import load_policy, parse_policy_spec
 
-    options = {"engine": config.engine} if config.engine else {}
-    if options and not parse_policy_spec(config.policy).is_hf:
+    spec = parse_policy_spec(config.policy)
+    options: dict[str, object] = {"engine": config.engine} if config.engine else {}
+    if options and not spec.is_hf:
         raise UsageError(f"--engine {config.engine} applies to hf policies, not {config.policy!r}",
                          "drop --engine, or use --policy hf:DIR / smollm2-135m-triton")
+    if spec.kind == "reference":  # the run's own tasks: a suite given by --path is not found by id alone
+        options["tasks"] = tasks
     return load_policy(config.policy, **options)
 
 
@@ -225,7 +228,7 @@ def run_eval(
         # the harness first: on Ray, the backend (and its default preset) is the fleet's
         with _make_harness(config) as harness:
             backend = _judging_backend(config, harness)
-            policy = policy if policy is not None else _load_policy(config)
+            policy = policy if policy is not None else _load_policy(config, tasks)
             knowledge = _knowledge(config, backend.platform, policy)
             agent_config = agent_config_for(config, backend.platform, config.preset or backend.default_preset,
                                             timed=backend.timed)

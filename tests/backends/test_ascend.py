@@ -229,3 +229,21 @@ def test_lowering_mode_gives_the_slower_interpreter_longer_default_limits():
     ascend, stock = Harness(backend="ascend", workers=1), Harness(backend="interpreter", workers=1)
     assert ascend.stage_timeouts.correctness == 3 * stock.stage_timeouts.correctness
     assert ascend.stage_timeouts.compile == 3 * stock.stage_timeouts.compile
+
+
+@needs_env
+def test_reference_policy_judges_a_suite_given_by_path(tmp_path):
+    """The oracle looks its tasks up among the run's own: a suite read from --path has no registry
+    entry to find them by id. The fixture's task has no Triton solution, so the oracle answers
+    without code."""
+    import json
+
+    from atrl.eval.config import EvalConfig
+    from atrl.eval.runner import run_eval
+
+    config = EvalConfig(suite="npukernelbench", path=str(FIXTURE), policy="reference", max_turns=1,
+                        trials=1, use_cache=False)
+    run_eval(config, tmp_path / "run")
+    (episode,) = [json.loads(line) for line in (tmp_path / "run" / "episodes.jsonl").read_text().splitlines()]
+    assert episode["task_id"] == "npukernelbench/level0/1_sigmoid"
+    assert [t["error_class"] for t in episode["turns"]] == ["format:no-code"]
