@@ -17,6 +17,7 @@ ray = pytest.importorskip("ray", reason="the Ray tests need the [ray] extra: pip
 
 from ray_runners import marked  # noqa: E402
 
+from atrl.backends.ascend_env import SETUP_COMMAND, read_env  # noqa: E402
 from atrl.harness.api import Harness  # noqa: E402
 from atrl.harness.distributed.fleet import FleetOptions, stop_fleet  # noqa: E402
 from atrl.harness.distributed.ray_harness import RayHarness  # noqa: E402
@@ -209,3 +210,25 @@ def test_atrl_fleet_status_lists_the_actors_and_stop_removes_them(cluster, capsy
     assert main(["fleet", "stop", "--fleet", "listed"]) == 0
     assert "stopped 1 actor(s)" in capsys.readouterr().out
     assert _members(FleetOptions(name="listed")) == []
+
+
+@pytest.mark.skipif(read_env() is None, reason=f"the triton-ascend environment is absent: run `{SETUP_COMMAND}`")
+def test_an_ascend_fleet_judges_as_the_in_process_ascend_harness(cluster):
+    """Without NPUs an ascend actor is a CPU worker group: its workers lower each kernel for the
+    NPU and interpret it, as the in-process harness's do."""
+    relu = get_task("builtin/relu")
+    candidates = [(relu.id, relu.solution), (relu.id, relu.solution.replace("0.0", "1.0"))]
+    options = {"workers": 1, "trials": 2, "use_cache": False, "stage_timeouts": TIMEOUTS}
+    with Harness(backend="ascend", **options) as local:
+        expected = local.evaluate_many(candidates)
+    fleet = FleetOptions(name="ascend-judges", actors=1)
+    harness = RayHarness(backend="ascend", fleet=fleet, **options)
+    try:
+        got = harness.evaluate_many(candidates)
+        assert harness.fleet.members[0].backend == "ascend" and harness.fleet.backend.label == "ascend:lowering"
+    finally:
+        harness.close()
+        stop_fleet(fleet)
+    assert [_comparable(v) for v in got] == [_comparable(v) for v in expected]
+    assert [v.error_class for v in got] == [None, "correctness:mismatch"]
+    assert any(flag.startswith("ascend: lowered to linalg") for flag in got[0].flags)

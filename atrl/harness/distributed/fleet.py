@@ -4,8 +4,10 @@ Actor `i` of fleet `NAME` is the detached actor `NAME-i` in the `atrl` namespace
 driver creates the actors (`get_if_exists`, so two drivers starting together create each one
 once), later drivers — other training ranks, an `atrl eval` — find them by name. Detached
 actors outlive their creator; `stop_fleet` (or `atrl fleet stop`) removes them. A judge actor
-needs one GPU on cuda (Ray sets its `CUDA_VISIBLE_DEVICES`) or its workers' CPUs on the
-interpreter, plus one unit of `FleetOptions.resource` when set: judge nodes advertise it
+needs one GPU on cuda (Ray sets its `CUDA_VISIBLE_DEVICES`), one NPU on ascend where the cluster
+has NPUs (Ray's `NPU` resource; Ray sets `ASCEND_RT_VISIBLE_DEVICES`), or its workers' CPUs on the
+interpreter and on ascend without NPUs (triton-ascend's lowering and interpreter), plus one unit of
+`FleetOptions.resource` when set: judge nodes advertise it
 (`ray start --resources='{"atrl_judge": 8}'`), trainer nodes do not, so judges never take a
 trainer's or a rollout engine's GPUs. Ray restarts a crashed actor (`max_restarts=-1`); the
 dispatcher re-sends the jobs it lost (`atrl.harness.distributed.dispatch`).
@@ -25,6 +27,7 @@ from atrl.harness.distributed.judge_actor import CPU_WORKERS_PER_ACTOR, JudgeAct
 NAMESPACE = "atrl"
 PLACE_TIMEOUT_S = 300.0  # placing an actor and importing torch in it on a loaded node
 RESTART_POLL_S = 0.5
+NPU_RESOURCE = "NPU"  # the resource Ray registers for Ascend NPUs
 RAY_EXTRA_FIX = "install it with pip install 'atrl[ray]', or judge here with --harness local"
 
 
@@ -68,6 +71,11 @@ class FleetBackend:
     default_preset: str | None
     device: str
     library_versions: dict[str, str]
+    label: str = ""  # as reports name it (e.g. "ascend:lowering")
+
+    def __post_init__(self) -> None:
+        if not self.label:
+            object.__setattr__(self, "label", self.name)
 
     def device_name(self) -> str:
         return self.device
@@ -119,7 +127,8 @@ def start_fleet(spec: JudgeSpec, options: FleetOptions = FleetOptions()) -> Flee
         if name not in by_name:
             by_name[name] = actor_class.options(
                 name=name, namespace=options.namespace, lifetime="detached", get_if_exists=True, max_restarts=-1,
-                max_task_retries=0, max_concurrency=1000, **_resources(spec, options)).remote(spec)
+                max_task_retries=0, max_concurrency=1000,
+                **_resources(spec, options, ray.cluster_resources())).remote(spec)
     names = sorted(by_name, key=lambda n: int(n.rsplit("-", 1)[1]))
     handles = [by_name[name] for name in names]
     members = _describe(ray, handles, names, spec, options)
@@ -187,15 +196,23 @@ def _concrete(spec: JudgeSpec, resources: dict[str, float]) -> JudgeSpec:
     return replace(spec, backend="cuda" if resources.get("GPU", 0) > 0 else "interpreter")
 
 
-def _resources(spec: JudgeSpec, options: FleetOptions) -> dict[str, Any]:
+def _resources(spec: JudgeSpec, options: FleetOptions, cluster: dict[str, float]) -> dict[str, Any]:
     """One CPU per worker (compiling and the interpreter run there; the pool gives each worker
-    one thread), one GPU per actor on cuda, and the placement resource when set."""
+    one thread), one GPU per actor on cuda, one NPU per actor on ascend where `cluster` (Ray's
+    cluster resources) has NPUs, and the placement resource when set."""
     from atrl.harness.api import WORKERS_PER_GPU
 
-    extra = {"resources": {options.resource: 1}} if options.resource else {}
+    custom = {options.resource: 1} if options.resource else {}
     if spec.backend == "cuda":
-        return {"num_gpus": 1, "num_cpus": spec.workers or WORKERS_PER_GPU, **extra}
-    return {"num_gpus": 0, "num_cpus": spec.workers or CPU_WORKERS_PER_ACTOR, **extra}
+        return {"num_gpus": 1, "num_cpus": spec.workers or WORKERS_PER_GPU, **_custom(custom)}
+    if spec.backend == "ascend" and cluster.get(NPU_RESOURCE, 0) > 0:
+        return {"num_gpus": 0, "num_cpus": spec.workers or WORKERS_PER_GPU,
+                "resources": {NPU_RESOURCE: 1, **custom}}
+    return {"num_gpus": 0, "num_cpus": spec.workers or CPU_WORKERS_PER_ACTOR, **_custom(custom)}
+
+
+def _custom(resources: dict[str, float]) -> dict[str, Any]:
+    return {"resources": resources} if resources else {}
 
 
 def _default_actor_count(spec: JudgeSpec, options: FleetOptions, resources: dict[str, float]) -> int:
@@ -207,6 +224,8 @@ def _default_actor_count(spec: JudgeSpec, options: FleetOptions, resources: dict
         return units
     if spec.backend == "cuda":
         return max(1, int(resources.get("GPU", 0)))
+    if spec.backend == "ascend" and resources.get(NPU_RESOURCE, 0) > 0:
+        return int(resources[NPU_RESOURCE])
     return max(1, int(resources.get("CPU", 1)) // (spec.workers or CPU_WORKERS_PER_ACTOR))
 
 
@@ -219,7 +238,7 @@ def _describe(ray: Any, handles: list[Any], names: list[str], spec: JudgeSpec,
     except GetTimeoutError:
         raise UsageError(
             f"the actors of fleet {options.name!r} were not placed within {PLACE_TIMEOUT_S:.0f} s; each needs "
-            f"{_resources(spec, options)} and the cluster has {ray.cluster_resources()}",
+            f"{_resources(spec, options, ray.cluster_resources())} and the cluster has {ray.cluster_resources()}",
             "start nodes that offer them, ask for fewer actors, or fewer workers per actor") from None
     except RayActorError as exc:
         raise UsageError(f"a judge actor of fleet {options.name!r} failed to start: {exc}",
@@ -245,4 +264,4 @@ def _common_backend(members: list[MemberInfo], options: FleetOptions) -> FleetBa
     first = members[0]
     return FleetBackend(name=first.backend, platform=first.platform, timed=first.timed,
                         default_preset=first.default_preset, device=first.device,
-                        library_versions=dict(first.versions))
+                        library_versions=dict(first.versions), label=first.label)

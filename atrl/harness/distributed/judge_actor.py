@@ -25,7 +25,7 @@ from atrl.harness.verdict import Verdict
 
 @dataclass(frozen=True)
 class JudgeSpec:
-    """How every actor of a fleet judges. backend: "auto" | "cuda" | "interpreter". workers:
+    """How every actor of a fleet judges. backend: "auto" | "cuda" | "interpreter" | "ascend". workers:
     worker processes per actor (None: `WORKERS_PER_GPU` per GPU, `CPU_WORKERS_PER_ACTOR` on the
     interpreter). stage_timeouts: seconds per stage (None: the harness defaults for the pool)."""
 
@@ -66,6 +66,7 @@ class MemberInfo:
     spec: JudgeSpec
     jobs_started: int = 0
     jobs_joined: int = 0  # requests that shared a job already running for their key
+    label: str = ""  # the backend as reports name it (e.g. "ascend:lowering"); its name when empty
 
 
 class JudgeActor:
@@ -88,7 +89,8 @@ class JudgeActor:
                                 python=backend.worker_python(), memory_capacity=spec.memory_capacity)
         self._info = MemberInfo(backend=backend.name, platform=backend.platform, timed=backend.timed,
                                 default_preset=backend.default_preset, device=device, versions=backend.versions(),
-                                workers=workers, node=socket.gethostname(), pid=os.getpid(), gpus=gpus, spec=spec)
+                                workers=workers, node=socket.gethostname(), pid=os.getpid(), gpus=gpus, spec=spec,
+                                label=backend.label)
         self._running: dict[str, Future] = {}  # cache key -> the job judging it
         self._started = 0
         self._joined = 0
