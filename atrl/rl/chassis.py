@@ -135,22 +135,25 @@ class Chassis:
 
     # -- checkpoints ---------------------------------------------------------------------------
     def save(self, out_dir: str | Path, step: int, tokenizer: Any, keep: int, base_spec: str | None,
-             state_dict: dict[str, torch.Tensor] | None = None) -> Path:
+             state_dict: dict[str, torch.Tensor] | None = None,
+             optimizer_state: dict[str, Any] | None = None) -> Path:
         """A checkpoint of `step`; a LoRA adapter records `base_spec` (the policy spec of the model
-        it adapts) so that `hf:CHECKPOINT/model` loads anywhere that spec resolves."""
+        it adapts) so that `hf:CHECKPOINT/model` loads anywhere that spec resolves. `state_dict`
+        and `optimizer_state`: the gathered state of a sharded model (FSDP)."""
         path = save_checkpoint(out_dir, step, self.model, tokenizer, self.optimizer, self.scheduler, keep,
-                               state_dict=state_dict)
+                               state_dict=state_dict, optimizer_state=optimizer_state)
         if is_peft(self.model) and base_spec:
             write_base_spec(path / "model", base_spec)
         return path
 
-    def resume(self, out_dir: str | Path) -> int:
+    def resume(self, out_dir: str | Path, with_optimizer: bool = True) -> int:
         """Restore the newest checkpoint of `out_dir` (weights, optimizer, schedule, RNG) and sync
-        the policy's weights; returns the steps completed (0 when there is none)."""
+        the policy's weights; returns the steps completed (0 when there is none).
+        `with_optimizer=False`: the optimizer state is loaded after sharding (`load_optimizer_state`)."""
         checkpoint = latest_checkpoint(out_dir)
         if checkpoint is None:
             return 0
-        step = load_checkpoint(checkpoint, self.model, self.optimizer, self.scheduler)
+        step = load_checkpoint(checkpoint, self.model, self.optimizer, self.scheduler, with_optimizer=with_optimizer)
         self.sync_policy()
         return step
 

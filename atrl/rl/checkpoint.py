@@ -4,6 +4,10 @@ Layout of `OUT/checkpoints/step_000010/`:
     model/               `save_pretrained` of the model (full fine-tune) or of the LoRA adapter,
                          with the tokenizer beside it — loadable by transformers / peft directly
     trainer_state.pt     step, optimizer, LR scheduler and every RNG state
+The optimizer state is keyed by parameter name and held whole (`optimizer_state_by_name`), not
+by position in one process's parameter list: a run checkpointed under FSDP (sharded state) or DDP
+resumes under either, or in one process. Checkpoints written before that hold positional state
+under "optimizer" and still load where the parameter list is the same.
 `OUT/checkpoints/latest` names the newest complete checkpoint; a checkpoint is written under a
 temporary name and renamed, so a run killed mid-save never leaves a half checkpoint as latest.
 """
@@ -56,9 +60,11 @@ def save_checkpoint(
     scheduler: Any,
     keep: int = 2,
     state_dict: dict[str, torch.Tensor] | None = None,
+    optimizer_state: dict[str, Any] | None = None,
 ) -> Path:
     """Write the checkpoint of `step` (steps completed) and keep the newest `keep`.
-    `state_dict`: the weights to save when the module holds only a shard of them (FSDP)."""
+    `state_dict` and `optimizer_state`: the weights and the by-name optimizer state to save when
+    the module holds only a shard of them (FSDP: gathered on every rank, saved by one)."""
     root = Path(out_dir) / "checkpoints"
     root.mkdir(parents=True, exist_ok=True)
     name = f"step_{step:06d}"
@@ -73,7 +79,8 @@ def save_checkpoint(
     torch.save(
         {
             "step": step,
-            "optimizer": optimizer.state_dict(),
+            "optimizer_by_name": optimizer_state if optimizer_state is not None
+            else optimizer_state_by_name(model, optimizer),
             "scheduler": scheduler.state_dict(),
             "rng": rng_state(),
         },
@@ -112,14 +119,39 @@ def _load_weights(model: torch.nn.Module, directory: Path) -> None:
         )
 
 
+def optimizer_state_by_name(model: torch.nn.Module, optimizer: torch.optim.Optimizer) -> dict[str, Any]:
+    """The optimizer's whole state keyed by parameter name, on the CPU (torch.distributed.checkpoint).
+    `model` is the module the optimizer steps: under FSDP the wrapped one, and the call is then a
+    collective that every rank must make (rank 0 receives the state, the others an empty dict)."""
+    from torch.distributed.checkpoint.state_dict import StateDictOptions, get_optimizer_state_dict
+
+    return get_optimizer_state_dict(model, optimizer, options=StateDictOptions(full_state_dict=True, cpu_offload=True))
+
+
+def load_optimizer_state(path: str | Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer) -> None:
+    """Restore a checkpoint's optimizer state into `optimizer`, which steps `model` (under FSDP the
+    wrapped module: each rank then keeps its shard of the whole state it reads)."""
+    state = torch.load(Path(path) / "trainer_state.pt", weights_only=False)
+    if "optimizer_by_name" not in state:
+        optimizer.load_state_dict(state["optimizer"])  # a checkpoint from before by-name state
+        return
+    from torch.distributed.checkpoint.state_dict import StateDictOptions, set_optimizer_state_dict
+
+    set_optimizer_state_dict(model, optimizer, state["optimizer_by_name"], options=StateDictOptions(full_state_dict=True))
+
+
 def load_checkpoint(
-    path: str | Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, scheduler: Any
+    path: str | Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, scheduler: Any,
+    with_optimizer: bool = True,
 ) -> int:
-    """Restore weights, optimizer, scheduler and RNG states; returns the steps completed."""
+    """Restore weights, optimizer, scheduler and RNG states; returns the steps completed.
+    `with_optimizer=False` leaves the optimizer to `load_optimizer_state`, for a module that is
+    sharded only after its weights are loaded (FSDP)."""
     path = Path(path)
     _load_weights(model, path / "model")
+    if with_optimizer:
+        load_optimizer_state(path, model, optimizer)
     state = torch.load(path / "trainer_state.pt", weights_only=False)
-    optimizer.load_state_dict(state["optimizer"])
     scheduler.load_state_dict(state["scheduler"])
     set_rng_state(state["rng"])
     return int(state["step"])

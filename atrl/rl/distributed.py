@@ -74,6 +74,10 @@ class SingleProcess:
         """None: save the module's own weights."""
         return None
 
+    def optimizer_state(self, model: torch.nn.Module, optimizer: torch.optim.Optimizer) -> dict[str, Any] | None:
+        """None: the checkpoint reads the optimizer's own state."""
+        return None
+
     def main_first(self) -> contextlib.AbstractContextManager:
         return contextlib.nullcontext()
 
@@ -146,6 +150,15 @@ class DataParallel(SingleProcess):
     def state_dict(self, model: torch.nn.Module) -> dict[str, torch.Tensor] | None:
         """The full weights (collective under FSDP: every rank must call it)."""
         return self.accelerator.get_state_dict(model) if self.is_fsdp else None
+
+    def optimizer_state(self, model: torch.nn.Module, optimizer: torch.optim.Optimizer) -> dict[str, Any] | None:
+        """Under FSDP the whole by-name optimizer state, gathered from the shards (a collective:
+        every rank must call it; rank 0 receives it). DDP replicas hold it whole already: None."""
+        if not self.is_fsdp:
+            return None
+        from atrl.rl.checkpoint import optimizer_state_by_name
+
+        return optimizer_state_by_name(model, optimizer)
 
     def main_first(self) -> contextlib.AbstractContextManager:
         return self.accelerator.main_process_first()

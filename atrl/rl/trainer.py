@@ -41,7 +41,7 @@ from atrl.harness.feedback.failures import JUDGE_SIDE_CLASSES
 from atrl.jsonio import Journal
 from atrl.rl.advantages import AdvantageOptions
 from atrl.rl.chassis import Chassis, LoraSettings, OptimSettings, adapter_base_spec
-from atrl.rl.checkpoint import latest_checkpoint
+from atrl.rl.checkpoint import latest_checkpoint, load_optimizer_state
 from atrl.rl.config import TrainConfig, save_config
 from atrl.rl.distributed import data_parallel, interleave
 from atrl.rl.key_relay import KeyRelay, relay_metrics
@@ -302,15 +302,13 @@ class Trainer:
         self.optimizer = self.chassis.optimizer
         self.scheduler = self.chassis.scheduler
         self.step = 0
-        if latest_checkpoint(self.out) is not None:
-            if self.dp.is_fsdp:
-                raise UsageError(
-                    f"cannot resume {self.out} under FSDP: checkpoints hold rank 0's optimizer state only",
-                    "resume with configs/accelerate/ddp.yaml, or start a new run directory",
-                )
-            self.step = self.chassis.resume(self.out)
+        checkpoint = latest_checkpoint(self.out)
+        if checkpoint is not None:  # FSDP: the weights now, the optimizer's shards once it is sharded
+            self.step = self.chassis.resume(self.out, with_optimizer=not self.dp.is_fsdp)
         # DDP/FSDP around the model for the update; `self.model` stays the module that is trained
         self.train_model, self.optimizer = self.dp.prepare(self.model, self.optimizer)
+        if checkpoint is not None and self.dp.is_fsdp:
+            load_optimizer_state(checkpoint, self.train_model, self.optimizer)
         if self.dp.is_main:
             save_config(config, self.out / "config.yaml")
         self.metrics = MetricsLog(self.out, config.tensorboard, resume_step=self.step, write=self.dp.is_main)
@@ -487,11 +485,12 @@ class Trainer:
         return record
 
     def _checkpoint(self) -> None:
-        weights = self.dp.state_dict(self.train_model)  # collective under FSDP
+        weights = self.dp.state_dict(self.train_model)  # collectives under FSDP
+        optimizer_state = self.dp.optimizer_state(self.train_model, self.optimizer)
         if self.dp.is_main:
             self.chassis.save(self.out, self.step, getattr(self.policy, "tokenizer", None),
                               self.config.keep_checkpoints, base_spec=adapter_base_spec(self.config.model, self.out) if self.config.model else None,
-                              state_dict=weights)
+                              state_dict=weights, optimizer_state=optimizer_state)
         self.dp.wait()
 
     def _save_trajectories(self, step: int, trajectories: list[Trajectory]) -> None:
