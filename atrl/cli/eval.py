@@ -133,6 +133,9 @@ def _run_with_progress(config: EvalConfig, out: Path) -> None:
             progress.update(turns_bar, completed=judged, total=most)
 
         result = run_eval(config, out, on_episode=on_episode, on_turns=on_turns)
+        # the bar's total was the most turns the run could take; episodes solved early took fewer
+        judged = progress.tasks[turns_bar].completed
+        progress.update(turns_bar, total=judged if judged else None)
     metrics = json.loads((result.run_dir / "metrics.json").read_text())
     console.print(_results_table(metrics))
     hint = zero_correct_hint(config.policy, metrics)

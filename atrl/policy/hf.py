@@ -14,6 +14,7 @@ import copy
 import importlib.metadata
 import inspect
 import os
+import warnings
 from pathlib import Path
 
 import torch
@@ -83,7 +84,9 @@ def applied_adapter(model: torch.nn.Module, adapter: Path, trainable: bool = Fal
         from peft import PeftModel
     except ImportError as exc:
         raise UsageError(f"{adapter} is a LoRA adapter, which needs peft", "pip install 'atrl[train]'") from exc
-    wrapped = PeftModel.from_pretrained(model, str(adapter), is_trainable=trainable)
+    with warnings.catch_warnings():  # peft reads an attribute transformers has deprecated
+        warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
+        wrapped = PeftModel.from_pretrained(model, str(adapter), is_trainable=trainable)
     return wrapped if trainable else wrapped.merge_and_unload()
 
 

@@ -153,3 +153,15 @@ def test_every_flag_of_eval_is_a_config_field_and_back():
     names = {opt for param in command.params for opt in param.opts}
     expected = {EvalConfig.flag(f) for f in EvalConfig.model_fields if EvalConfig.flag(f)}
     assert names - {"--help"} == expected | {"--config", "--set", "--out"}
+
+
+def test_the_turns_bar_ends_at_the_turns_judged_when_episodes_stop_early(capsys, tmp_path, monkeypatch):
+    """On an untimed backend an episode stops at its first correct turn: the bar's total, the most
+    turns the run could take (3), ends as the turns actually judged (1)."""
+    monkeypatch.undo()
+    monkeypatch.setenv("ATRL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("COLUMNS", "120")
+    status, output = _run(capsys, ["eval", *REFERENCE_RUN, "--max-turns", "3", "--out", str(tmp_path / "run")])
+    assert status == 0, output
+    (turns_line,) = [line for line in output.splitlines() if line.strip().startswith("turns")]
+    assert "1/1" in turns_line and "/3" not in turns_line, turns_line
