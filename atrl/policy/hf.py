@@ -228,7 +228,8 @@ class HFPolicy:
         gen = None
         if params.seed is not None:
             gen = torch.Generator(device=self.device).manual_seed(params.seed)
-        out = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True)
+        # logits of the last position only: the prompt's others are never read (a third of a CPU prefill)
+        out = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True, logits_to_keep=1)
         past, logits, next_pos = getattr(out, self._cache_arg), out.logits[:, -1, :], pos[:, -1] + 1
         batch = len(requests)
         tokens: list[list[int]] = [[] for _ in range(batch)]
