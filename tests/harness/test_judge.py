@@ -8,6 +8,7 @@ process): the broken variants of one module share one child, each builtin soluti
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import subprocess
@@ -301,22 +302,35 @@ def test_wide_trial_is_skipped_and_recorded_where_the_reference_is_not_finite() 
     assert stats["passed"] == 2 and stats["trials"] == 4
 
 
-def _solution_tasks() -> list:
-    params = []
+def _solutions() -> dict[str, int]:
+    """Builtin task id -> level, for every task with a reference solution."""
+    found = {}
     for path in sorted(BUILTIN.glob("level*/*.solution.py")):
-        name = path.name[: -len(".solution.py")]
-        level = int(path.parent.name[len("level"):])
-        marks = [pytest.mark.slow] if level >= 2 else []
-        params.append(pytest.param(f"builtin/{name}", marks=marks, id=name))
-    return params
+        found[f"builtin/{path.name[: -len('.solution.py')]}"] = int(path.parent.name[len("level"):])
+    return found
+
+
+def _solution_tasks() -> list:
+    return [pytest.param(task_id, marks=[pytest.mark.slow] if level >= 2 else [], id=task_id.split("/")[1])
+            for task_id, level in _solutions().items()]
+
+
+@functools.cache
+def _solution_verdicts(level: int) -> dict[str, dict]:
+    """The verdicts of one level's solutions, judged one after another in one child process (as a
+    pool worker judges its jobs): the child's start, most of a lone judgement, is paid once."""
+    jobs = []
+    for task_id, task_level in _solutions().items():
+        if task_level == level:
+            task = get_task(task_id)
+            assert task.solution is not None
+            jobs.append({"name": task_id, "task": task, "code": task.solution, "options": interpreter_options()})
+    return judge_in_child(jobs)
 
 
 @pytest.mark.parametrize("task_id", _solution_tasks())
 def test_builtin_solution_is_judged_correct_on_the_interpreter(task_id: str) -> None:
-    task = get_task(task_id)
-    assert task.solution is not None
-    verdict = judge_in_child([{"name": task_id, "task": task, "code": task.solution,
-                               "options": interpreter_options()}])[task_id]
+    verdict = _solution_verdicts(_solutions()[task_id])[task_id]
     assert verdict["ok"] and verdict["stage"] == "done", f"{verdict['error_class']}: {verdict['message']}"
     assert verdict["timing"] is None
 

@@ -7,8 +7,8 @@ optimizer state the same way as far as the checkpoint is concerned: this worker 
 by-name optimizer state, gathered from the shards and loaded back into them, resumes exactly.
 
 Usage: `torchrun --nproc_per_node 2 fsdp_worker.py MODE OUT` with MODE
-- straight: 4 steps;
-- first: 2 steps, then a checkpoint in OUT (rank 0 writes it);
+- straight: 4 steps, with a checkpoint in OUT after step 2 (rank 0 writes it; taking it only
+  reads the state);
 - resume: the checkpoint's weights into a fresh model, sharded, its optimizer state into the new
   optimizer, then steps 3 and 4.
 Each run writes `OUT/MODE.pt` (rank 0): the steps' mean losses and the full weights at the end.
@@ -31,6 +31,7 @@ from atrl.rl.checkpoint import (
 )
 
 STEPS = 4
+CHECKPOINT_STEP = 2
 
 
 def tiny_llama() -> torch.nn.Module:
@@ -95,13 +96,14 @@ def main(mode: str, out: Path) -> None:
     if mode == "resume":
         scheduler.load_state_dict(plain_scheduler.state_dict())
         load_optimizer_state(checkpoint, model, optimizer)
-    last = 2 if mode == "first" else STEPS
-    losses = [train_step(model, optimizer, scheduler, step) for step in range(first, last + 1)]
-    weights = full_weights(model)  # collectives: every rank
-    if mode == "first":
-        state = optimizer_state_by_name(model, optimizer)
-        if dist.get_rank() == 0:
-            save_checkpoint(out, last, model, None, optimizer, scheduler, state_dict=weights, optimizer_state=state)
+    losses = []
+    for step in range(first, STEPS + 1):
+        losses.append(train_step(model, optimizer, scheduler, step))
+        if mode == "straight" and step == CHECKPOINT_STEP:
+            weights, state = full_weights(model), optimizer_state_by_name(model, optimizer)  # collectives
+            if dist.get_rank() == 0:
+                save_checkpoint(out, step, model, None, optimizer, scheduler, state_dict=weights, optimizer_state=state)
+    weights = full_weights(model)
     if dist.get_rank() == 0:
         torch.save({"losses": losses, "weights": weights}, out / f"{mode}.pt")
     dist.barrier()
