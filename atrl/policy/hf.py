@@ -228,7 +228,7 @@ class HFPolicy:
         gen = None
         if params.seed is not None:
             gen = torch.Generator(device=self.device).manual_seed(params.seed)
-        # logits of the last position only: the prompt's others are never read (a third of a CPU prefill)
+        # the last position's logits only: the prompt's others are never read
         out = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True, logits_to_keep=1)
         past, logits, next_pos = getattr(out, self._cache_arg), out.logits[:, -1, :], pos[:, -1] + 1
         batch = len(requests)

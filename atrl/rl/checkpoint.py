@@ -128,10 +128,17 @@ def optimizer_state_by_name(model: torch.nn.Module, optimizer: torch.optim.Optim
     return get_optimizer_state_dict(model, optimizer, options=StateDictOptions(full_state_dict=True, cpu_offload=True))
 
 
+def _trainer_state(path: Path) -> dict[str, Any]:
+    return torch.load(path / "trainer_state.pt", weights_only=False)
+
+
 def load_optimizer_state(path: str | Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer) -> None:
     """Restore a checkpoint's optimizer state into `optimizer`, which steps `model` (under FSDP the
     wrapped module: each rank then keeps its shard of the whole state it reads)."""
-    state = torch.load(Path(path) / "trainer_state.pt", weights_only=False)
+    _restore_optimizer(_trainer_state(Path(path)), model, optimizer)
+
+
+def _restore_optimizer(state: dict[str, Any], model: torch.nn.Module, optimizer: torch.optim.Optimizer) -> None:
     if "optimizer_by_name" not in state:
         optimizer.load_state_dict(state["optimizer"])  # a checkpoint from before by-name state
         return
@@ -149,9 +156,9 @@ def load_checkpoint(
     sharded only after its weights are loaded (FSDP)."""
     path = Path(path)
     _load_weights(model, path / "model")
+    state = _trainer_state(path)
     if with_optimizer:
-        load_optimizer_state(path, model, optimizer)
-    state = torch.load(path / "trainer_state.pt", weights_only=False)
+        _restore_optimizer(state, model, optimizer)
     scheduler.load_state_dict(state["scheduler"])
     set_rng_state(state["rng"])
     return int(state["step"])

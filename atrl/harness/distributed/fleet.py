@@ -202,17 +202,15 @@ def _resources(spec: JudgeSpec, options: FleetOptions, cluster: dict[str, float]
     cluster resources) has NPUs, and the placement resource when set."""
     from atrl.harness.api import WORKERS_PER_GPU
 
-    custom = {options.resource: 1} if options.resource else {}
+    custom: dict[str, float] = {options.resource: 1} if options.resource else {}
     if spec.backend == "cuda":
-        return {"num_gpus": 1, "num_cpus": spec.workers or WORKERS_PER_GPU, **_custom(custom)}
-    if spec.backend == "ascend" and cluster.get(NPU_RESOURCE, 0) > 0:
-        return {"num_gpus": 0, "num_cpus": spec.workers or WORKERS_PER_GPU,
-                "resources": {NPU_RESOURCE: 1, **custom}}
-    return {"num_gpus": 0, "num_cpus": spec.workers or CPU_WORKERS_PER_ACTOR, **_custom(custom)}
-
-
-def _custom(resources: dict[str, float]) -> dict[str, Any]:
-    return {"resources": resources} if resources else {}
+        needs: dict[str, Any] = {"num_gpus": 1, "num_cpus": spec.workers or WORKERS_PER_GPU}
+    elif spec.backend == "ascend" and cluster.get(NPU_RESOURCE, 0) > 0:
+        needs = {"num_gpus": 0, "num_cpus": spec.workers or WORKERS_PER_GPU}
+        custom[NPU_RESOURCE] = 1
+    else:
+        needs = {"num_gpus": 0, "num_cpus": spec.workers or CPU_WORKERS_PER_ACTOR}
+    return {**needs, "resources": custom} if custom else needs
 
 
 def _default_actor_count(spec: JudgeSpec, options: FleetOptions, resources: dict[str, float]) -> int:
