@@ -203,6 +203,12 @@ def markdown(rows: list[Row], command: str, device: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def write_reports(out: Path, rows: list[Row], command: str, device: str, jobs: int) -> None:
+    (out / "parity.json").write_text(json.dumps({"device": device, "jobs": jobs, "summary": summary(rows),
+                                                "rows": records(rows)}, indent=1))
+    (out / "parity.md").write_text(markdown(rows, command, device))
+
+
 def records(rows: list[Row]) -> list[dict]:
     return [asdict(r) | {"class": classify(r), "note": agreement_notes(r)} for r in rows]
 
@@ -356,7 +362,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ours-from", type=Path, default=None,
                         help="take the harness's verdicts from a benchmarks/kernelbench_set.py --json run on the same "
                         "candidates instead of judging them again (its seconds are that run's worker seconds, with "
-                        "its workers sharing the GPU); KernelBench's evaluations then run alone")
+                        "its workers sharing the GPU), for rows kept by --resume too; KernelBench's evaluations "
+                        "then run alone")
     parser.add_argument("--resume", action="store_true",
                         help="keep the candidates already in OUT/parity.json and judge only the rest")
     args = parser.parse_args(argv)
@@ -397,6 +404,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {args.ours_from} has no verdict for {len(missing)} candidates ({', '.join(missing[:3])} ...); "
                   "run benchmarks/kernelbench_set.py on the same set and --wrong-variants", file=sys.stderr)
             return 2
+        # the set run is the harness's side of every row, those kept by --resume too: KernelBench's
+        # verdicts stay, ours follow the harness version that made the set run
+        for row in rows:
+            row.ours = ours_first.get(row.name, row.ours)
     elif args.ours_first:
         ours_file = args.out / "ours.json"
         if args.resume and ours_file.is_file():
@@ -419,12 +430,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[{len(done) + i}/{len(pairs)}] {candidate.name}: ours {ours.label} ({ours.seconds:.1f} s), "
                   f"theirs {theirs.label} ({theirs.seconds:.1f} s) -> {classify(rows[-1])}", flush=True)
             # written after every candidate so an interrupted run keeps what it measured (--resume)
-            saved.write_text(json.dumps({"device": device, "jobs": args.jobs, "summary": summary(rows),
-                                         "rows": records(rows)}, indent=1))
-            (args.out / "parity.md").write_text(markdown(rows, command, device))
-    text = markdown(rows, command, device)
-    (args.out / "parity.md").write_text(text)
-    print(text)
+            write_reports(args.out, rows, command, device, args.jobs)
+    write_reports(args.out, rows, command, device, args.jobs)  # kept rows may have a newer harness side
+    print((args.out / "parity.md").read_text())
     return 0
 
 

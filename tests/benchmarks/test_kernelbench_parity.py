@@ -314,3 +314,34 @@ def test_ours_from_a_set_run_takes_its_verdicts_and_names_a_missing_candidate(mo
     finally:
         for name in ("kernelbench", "kernelbench.eval"):
             sys.modules.pop(name, None)
+
+
+def test_a_resumed_run_takes_the_harness_side_of_kept_rows_from_a_newer_set_run(monkeypatch, tmp_path):
+    checkout = _fake_checkout(tmp_path / "kb", {"compiled": True, "correctness": True}, trials=2)
+    set_dir = _small_set(tmp_path / "set", SET_RELU)
+    monkeypatch.setattr(parity, "require_cuda", lambda: "fake GPU")
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    set_run = tmp_path / "set.json"
+
+    def write_set_run(ok: bool, seconds: float) -> None:
+        set_run.write_text(json.dumps([{"name": "relu", "ok": ok, "error_class": None if ok else "correctness:mismatch",
+                                        "seconds": seconds, "stage_seconds": {}, "message": ""}]))
+
+    out = tmp_path / "out"
+    argv = ["--kernelbench", str(checkout), "--set", str(set_dir), "--out", str(out), "--trials", "2",
+            "--wrong-variants", "0", "--ours-from", str(set_run), "--resume"]
+    try:
+        write_set_run(ok=False, seconds=9.0)
+        assert parity.main(argv) == 0
+        (first,) = json.loads((out / "parity.json").read_text())["rows"]
+        assert first["class"] == "ours wrong"
+        # KernelBench's side is kept (its evaluator is not called again); ours follows the new set run
+        (checkout / "src" / "kernelbench" / "eval.py").write_text("raise SystemExit('not called')\n")
+        write_set_run(ok=True, seconds=2.5)
+        assert parity.main(argv) == 0
+        (row,) = json.loads((out / "parity.json").read_text())["rows"]
+        assert row["theirs"] == first["theirs"]
+        assert (row["ours"]["label"], row["ours"]["seconds"], row["class"]) == ("accepted", 2.5, "agree")
+    finally:
+        for name in ("kernelbench", "kernelbench.eval"):
+            sys.modules.pop(name, None)
