@@ -46,7 +46,12 @@ def profile_in_process(task, code: str, backend: str, preset: str | None, trials
 
 
 def judge_in_worker(task, code: str, backend: str, preset: str | None, trials: int) -> dict:
+    import torch
+
     from atrl.harness import Harness
+
+    if torch.cuda.is_available():  # this process's cached blocks would count as taken to the worker's admission
+        torch.cuda.empty_cache()
 
     with Harness(backend=backend, workers=1, trials=trials, use_cache=False, preset=preset) as harness:
         start = time.perf_counter()
