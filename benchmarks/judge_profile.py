@@ -38,7 +38,7 @@ def profile_in_process(task, code: str, backend: str, preset: str | None, trials
     profiler.disable()
     wall = time.perf_counter() - start
     text = io.StringIO()
-    pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(top)
+    pstats.Stats(profiler, stream=text).strip_dirs().sort_stats("tottime").print_stats(top)
     return {"wall_s": round(wall, 2), "ok": verdict.ok, "error_class": verdict.error_class,
             "stage_seconds": verdict.stage_seconds,
             "correctness_seconds": verdict.correctness.seconds if verdict.correctness else {},

@@ -314,17 +314,24 @@ def test_fingerprint_changes_with_one_byte_and_with_a_permutation():
     assert fingerprint(u) != same
 
 
-def test_a_fingerprint_over_many_chunks_sees_a_byte_in_the_last_and_chunks_swapped(monkeypatch):
+def test_a_fingerprint_over_many_rows_sees_a_byte_in_the_tail_rows_swapped_and_words_moved(monkeypatch):
     import atrl.harness.stages.provenance as provenance
 
-    monkeypatch.setattr(provenance, "_CHUNK_WORDS", 64)
+    monkeypatch.setattr(provenance, "_ROW_WORDS", 64)
     t = torch.randn(1000)
     same = t.clone()
     assert fingerprint(t) == fingerprint(same)
-    t.view(torch.uint8)[-1] ^= 1  # the last, partial chunk
+    t.view(torch.uint8)[-1] ^= 1  # the leftover words after the last whole row
+    assert fingerprint(t) != fingerprint(same)
+    t = same.clone()
+    t.view(torch.uint8)[3] ^= 1  # the first row
     assert fingerprint(t) != fingerprint(same)
     swapped = torch.cat([same[64:128], same[:64], same[128:]])
     assert fingerprint(swapped) != fingerprint(same)
+    for i, j in ((0, 64 * 3), (5, 9), (7, 64 * 2 + 20)):  # same column, same row, neither
+        moved = same.clone()
+        moved[i], moved[j] = same[j], same[i]
+        assert fingerprint(moved) != fingerprint(same), (i, j)
     odd = torch.arange(1001, dtype=torch.uint8)  # not a whole number of words: bytes
     before = fingerprint(odd)
     odd[1000] += 1
