@@ -3,7 +3,9 @@
 An adapter trained by `atrl sft`/`atrl train` records the policy spec of the model it adapts in
 `atrl_base.json` beside it (e.g. `smollm2-135m`, whose GGUF file has no `config.json` that peft's
 own `base_model_name_or_path` could point at). Loading resolves that spec, loads the base,
-applies the adapter and merges it, so generation runs at the base model's speed.
+applies the adapter and merges it, so generation runs at the base model's speed. The base
+model's config (`base_config.json`) and tokenizer files, when saved beside the adapter, are read
+from there instead of from the base.
 """
 
 from __future__ import annotations
@@ -14,6 +16,28 @@ from pathlib import Path
 from atrl.errors import UsageError
 
 BASE_SPEC_FILE = "atrl_base.json"
+
+
+BASE_CONFIG_FILE = "base_config.json"
+
+
+def write_base_config(adapter_dir: Path, config) -> None:
+    """The base model's transformers config beside an adapter, so loading it over a GGUF base does
+    not parse the GGUF file's metadata for the config (~5 s for SmolLM2-135M on 2 cores)."""
+    config.to_json_file(str(Path(adapter_dir) / BASE_CONFIG_FILE))
+
+
+def base_config_file(adapter_dir: Path) -> Path | None:
+    """The base config saved beside an adapter, when it was written by this major version of
+    transformers (config formats change between majors, e.g. rope settings in 5.x); else None,
+    and the config is read from the base model itself."""
+    import transformers
+
+    path = Path(adapter_dir) / BASE_CONFIG_FILE
+    if not path.is_file():
+        return None
+    written_by = str(json.loads(path.read_text()).get("transformers_version", ""))
+    return path if written_by.split(".")[0] == transformers.__version__.split(".")[0] else None
 
 
 def is_adapter_dir(path: Path) -> bool:

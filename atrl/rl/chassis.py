@@ -30,7 +30,7 @@ from typing import Any
 import torch
 
 from atrl.errors import UsageError
-from atrl.policy.adapters import write_base_spec
+from atrl.policy.adapters import write_base_config, write_base_spec
 from atrl.rl.checkpoint import is_peft, latest_checkpoint, load_checkpoint, save_checkpoint
 from atrl.rl.schedule import lr_factor
 
@@ -144,6 +144,7 @@ class Chassis:
                                state_dict=state_dict, optimizer_state=optimizer_state)
         if is_peft(self.model) and base_spec:
             write_base_spec(path / "model", base_spec)
+            write_base_config(path / "model", self.model.get_base_model().config)
         return path
 
     def resume(self, out_dir: str | Path, with_optimizer: bool = True) -> int:

@@ -238,6 +238,7 @@ def test_lora_trains_saves_reloads_as_a_policy_exports_and_resumes_exactly(tmp_p
     assert all(r["update_fraction_changed"] > 0.5 for r in records)
     adapter = tmp_path / "a" / "checkpoints" / "step_000004" / "model"
     assert (adapter / "adapter_config.json").exists() and (adapter / "atrl_base.json").exists()
+    assert (adapter / "base_config.json").exists()  # reloads need not parse the base (a GGUF file) for it
 
     ids = list(range(3, 30))
     trained = _logits(straight.model, ids)
