@@ -111,29 +111,13 @@ def compare_tensor(ref: torch.Tensor, cand: torch.Tensor, atol: float, rtol: flo
         return Mismatch("correctness:dtype", f"{name} dtype {cand.dtype}, expected {ref.dtype}"), errors
     if cand.numel() == 0:
         return None, errors
-    chunk = chunk_elements(chunk, ref.device)
-    inf = torch.tensor(float("inf"), dtype=torch.float64, device=ref.device)
-    max_abs, max_rel = -inf, torch.zeros((), dtype=torch.float64, device=ref.device)
-    wrong_counts, bad_counts = [], []
-    for _, (r, c) in _flat_chunks(ref, cand, chunk=chunk):
-        wrong, bad_values = _wrong_elements(r, c, atol, rtol)
-        diff = (c - r).abs()
-        max_abs = torch.maximum(max_abs, torch.where(torch.isfinite(diff), diff, -inf).max())
-        rel = diff / r.abs().clamp_min(torch.finfo(torch.float64).tiny)
-        max_rel = torch.maximum(max_rel, torch.where(torch.isfinite(rel) & (r != 0), rel, 0.0).max())
-        wrong_counts.append(wrong.sum())
-        bad_counts.append(bad_values.sum())
-    counts = torch.stack(wrong_counts).tolist()
-    read_abs, read_rel = torch.stack([max_abs, max_rel]).tolist()
-    count, bad_count = sum(counts), int(sum(torch.stack(bad_counts).tolist()))
+    count, bad_count, read_abs, read_rel, start, chunk = _allclose_statistics(ref, cand, atol, rtol, chunk)
     errors.max_abs_error = read_abs if read_abs != float("-inf") else float("inf")
     errors.max_rel_error = read_rel
     errors.mismatch_fraction = count / ref.numel()
     if not count:
         return None, errors
-    # the first wrong element: its chunk found from the counts, then one more pass over that chunk
-    first_chunk = next(i for i, n in enumerate(counts) if n)
-    start = first_chunk * chunk
+    # the first wrong element: one more pass over the first piece that has one
     r, c = _chunk64(ref, start, chunk), _chunk64(cand, start, chunk)
     wrong, _ = _wrong_elements(r, c, atol, rtol)
     at = int(wrong.to(torch.uint8).argmax())
@@ -149,6 +133,50 @@ def compare_tensor(ref: torch.Tensor, cand: torch.Tensor, atol: float, rtol: flo
         f"{name} differs beyond atol={atol:g}, rtol={rtol:g}: max abs error {errors.max_abs_error:.3g}, "
         f"max rel error {errors.max_rel_error:.3g}, {errors.mismatch_fraction:.2%} of elements mismatched, {where}",
     ), errors
+
+
+# Fewest elements for the fused kernels: below, PyTorch's passes take less than the kernels'
+# compilation, which each fresh worker pays once (its Triton cache lives in its own HOME).
+FUSED_MIN_ELEMENTS = 1 << 24
+
+
+def uses_fused_kernels(*tensors: torch.Tensor) -> bool:
+    """Whether the comparison runs as fused Triton kernels (`compare_kernels`): on large CUDA
+    tensors of real (not complex or boolean) dtypes; elsewhere PyTorch's operations in float64
+    chunks."""
+    return all(t.device.type == "cuda" and not t.is_complex() and t.dtype != torch.bool
+               and t.numel() >= FUSED_MIN_ELEMENTS for t in tensors)
+
+
+def _allclose_statistics(ref: torch.Tensor, cand: torch.Tensor, atol: float, rtol: float, chunk: int | None
+                         ) -> tuple[int, int, float, float, int, int]:
+    """(wrong elements, non-finite ones among them, largest finite |c − r| (−inf: none), largest
+    finite relative error, start and length of the first piece with a wrong element), read from
+    the device at once."""
+    if uses_fused_kernels(ref, cand):
+        from atrl.harness.stages.compare_kernels import BLOCK, allclose_partials
+
+        wrong, bad, max_abs, max_rel = allclose_partials(ref, cand, atol, rtol)
+        first_block = (wrong > 0).to(torch.uint8).argmax()  # the first of equal maxima
+        count, bad_count, first = torch.stack([wrong.sum(), bad.sum(), first_block]).tolist()
+        read_abs, read_rel = torch.stack([max_abs.max(), max_rel.max()]).tolist()
+        return count, bad_count, read_abs, read_rel, first * BLOCK, BLOCK
+    chunk = chunk_elements(chunk, ref.device)
+    inf = torch.tensor(float("inf"), dtype=torch.float64, device=ref.device)
+    max_abs, max_rel = -inf, torch.zeros((), dtype=torch.float64, device=ref.device)
+    wrong_counts, bad_counts = [], []
+    for _, (r, c) in _flat_chunks(ref, cand, chunk=chunk):
+        wrong, bad_values = _wrong_elements(r, c, atol, rtol)
+        diff = (c - r).abs()
+        max_abs = torch.maximum(max_abs, torch.where(torch.isfinite(diff), diff, -inf).max())
+        rel = diff / r.abs().clamp_min(torch.finfo(torch.float64).tiny)
+        max_rel = torch.maximum(max_rel, torch.where(torch.isfinite(rel) & (r != 0), rel, 0.0).max())
+        wrong_counts.append(wrong.sum())
+        bad_counts.append(bad_values.sum())
+    counts = torch.stack(wrong_counts).tolist()
+    read_abs, read_rel = torch.stack([max_abs, max_rel]).tolist()
+    first = next((i for i, n in enumerate(counts) if n), 0)
+    return sum(counts), int(sum(torch.stack(bad_counts).tolist())), read_abs, read_rel, first * chunk, chunk
 
 
 def _wrong_elements(r: torch.Tensor, c: torch.Tensor, atol: float, rtol: float) -> tuple[torch.Tensor, torch.Tensor]:
@@ -193,6 +221,12 @@ class ErrorNorms:
 
 def error_norms(out: torch.Tensor, ref64: torch.Tensor, chunk: int | None = None) -> ErrorNorms:
     """`ErrorNorms` of `out` against `ref64`, in chunks, summed on the device and read once."""
+    if uses_fused_kernels(out, ref64):
+        from atrl.harness.stages.compare_kernels import norm_partials
+
+        sums = [part.sum().to(torch.float64) for part in norm_partials(out, ref64)]
+        num, den, cross, nonzero = torch.stack(sums).tolist()
+        return ErrorNorms(num, den, cross, int(nonzero))
     num = den = cross = nonzero = torch.zeros((), dtype=torch.float64, device=ref64.device)
     for _, (r, o) in _flat_chunks(ref64, out, chunk=chunk):
         finite = torch.isfinite(r)
