@@ -79,6 +79,30 @@ def gguf_name_maps_cached() -> Iterator[None]:
         gguf.get_tensor_name_map = original
 
 
+@contextlib.contextmanager
+def loading_bars_hidden() -> Iterator[None]:
+    """No progress bars from transformers while a model loads (its GGUF de-quantisation bar uses
+    tqdm directly); the main job shows its own progress."""
+    from transformers.utils import logging as transformers_logging
+
+    was_enabled = transformers_logging.is_progress_bar_enabled()
+    transformers_logging.disable_progress_bar()
+    try:
+        import transformers.modeling_gguf_pytorch_utils as gguf_utils
+    except ImportError:
+        gguf_utils = None
+    bar = getattr(gguf_utils, "tqdm", None)
+    if bar is not None:
+        gguf_utils.tqdm = functools.partial(bar, disable=True)
+    try:
+        yield
+    finally:
+        if bar is not None:
+            gguf_utils.tqdm = bar
+        if was_enabled:
+            transformers_logging.enable_progress_bar()
+
+
 def plain_model(model: torch.nn.Module) -> torch.nn.Module:
     """A model that `save_pretrained` can write. A GGUF-loaded model carries a quantizer that
     cannot be serialised and no `architectures`: rebuild its class from a cleaned copy of the
@@ -163,7 +187,7 @@ class HFPolicy:
             self.tokenizer = AutoTokenizer.from_pretrained(str(adapter))
         else:
             self.tokenizer = AutoTokenizer.from_pretrained(str(directory), **extra)
-        with gguf_name_maps_cached():
+        with gguf_name_maps_cached(), loading_bars_hidden():
             saved_config = base_config_file(adapter) if adapter is not None else None
             # a GGUF file's metadata is parsed once for the config here, not again inside from_pretrained
             config = (AutoConfig.from_pretrained(str(saved_config)) if saved_config is not None

@@ -86,3 +86,17 @@ def test_gguf_name_maps_are_built_once_per_argument_while_loading_and_the_origin
         assert gguf.get_tensor_name_map(arch, 2) is gguf.get_tensor_name_map(arch, 2)
     assert gguf.get_tensor_name_map is original
     assert gguf.get_tensor_name_map(arch, 2) is not gguf.get_tensor_name_map(arch, 2)
+
+
+def test_loading_a_model_hides_transformers_progress_bars_and_restores_them():
+    import transformers.modeling_gguf_pytorch_utils as gguf_utils
+    from transformers.utils import logging as transformers_logging
+
+    from atrl.policy.hf import loading_bars_hidden
+
+    bar = gguf_utils.tqdm
+    assert transformers_logging.is_progress_bar_enabled()
+    with loading_bars_hidden():
+        assert not transformers_logging.is_progress_bar_enabled()
+        assert gguf_utils.tqdm([1], desc="x").disable
+    assert transformers_logging.is_progress_bar_enabled() and gguf_utils.tqdm is bar
