@@ -139,12 +139,13 @@ class Harness:
         """The driver's side of the cascade, whoever runs the judge: backend, preset, judge
         options, score and cache."""
         from atrl.harness.stages.judge import JudgeOptions
+        from atrl.harness.trial_seed import trial_seed
 
         self.backend = backend
         self.device = backend.device_name()
         self.preset = preset if preset is not None else backend.default_preset
         self.options = JudgeOptions(backend=backend.name, preset=self.preset, trials=trials,
-                                    timed_calls=timed_calls, warmup_calls=warmup_calls, seed=seed,
+                                    timed_calls=timed_calls, warmup_calls=warmup_calls, seed=trial_seed(seed),
                                     compile_baseline=compile_baseline, coverage_threshold=coverage_threshold,
                                     compute_policy=compute_policy)
         self.score_config = score_config

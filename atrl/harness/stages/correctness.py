@@ -69,14 +69,17 @@ WIDE_SCALES = (1.0, 10.0)
 
 @dataclass
 class TrialPlan:
-    """One trial: its seed and, for a wide trial, the scale of the normal draws (None: task inputs)."""
+    """One trial: its seed, its number and, for a wide trial, the scale of the normal draws (None:
+    task inputs)."""
 
     seed: int
     wide_scale: float | None = None
+    number: int = 1  # 1-based, among the regular trials
 
     @property
     def label(self) -> str:
-        return f"wide-inputs normal×{self.wide_scale:g}" if self.wide_scale is not None else f"seed {self.seed}"
+        # never the seed itself: feedback reaches the agent, and the seeds decide every trial's inputs
+        return f"wide-inputs normal×{self.wide_scale:g}" if self.wide_scale is not None else f"trial {self.number}"
 
 
 @dataclass
@@ -151,7 +154,7 @@ class Call:
 
 
 def trial_plans(trials: int, seed: int) -> list[TrialPlan]:
-    plans = [TrialPlan(seed=seed + 1 + t) for t in range(trials)]
+    plans = [TrialPlan(seed=seed + 1 + t, number=t + 1) for t in range(trials)]
     plans += [TrialPlan(seed=seed + 1 + trials + i, wide_scale=s) for i, s in enumerate(WIDE_SCALES)]
     return plans
 
