@@ -7,6 +7,8 @@ wall seconds over `--repeats` calls and, from one call under a dispatch mode, th
 tensor operations (on a GPU each is a kernel launch) and of device-to-host reads (each a
 synchronisation on a GPU). At KernelBench's default sizes a trial runs this on 1.6-1.9 G
 elements several times (outputs, inputs updated in place), which is why it is measured here.
+On CUDA, where large outputs are compared by fused Triton kernels (`compare_kernels`), each
+step is timed both ways side by side, the PyTorch path and the fused one, with their ratio.
 
     python benchmarks/compare_speed.py --elements 67108864 --device cpu
     python benchmarks/compare_speed.py --elements 1610612736 --device cuda   # 19_ReLU's output
@@ -21,6 +23,7 @@ import time
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+import atrl.harness.stages.compare as compare
 from atrl.harness.stages.compare import compare_outputs
 from atrl.harness.stages.correctness import output_scale
 
@@ -96,11 +99,23 @@ def main(argv: list[str] | None = None) -> int:
         "output_scale": lambda: output_scale(right),
     }
     print(f"{args.elements:,} fp32 elements on {args.device}, {args.repeats} repeats\n")
-    print("| step | median s | tensor ops | host reads |")
-    print("|---|---:|---:|---:|")
+    fused_possible = compare.uses_fused_kernels(ref, right)
+    paths = ("pytorch", "fused") if fused_possible else ("pytorch",)
+    print("| step | path | median s | tensor ops | host reads |")
+    print("|---|---|---:|---:|---:|")
+    real = compare.uses_fused_kernels
     for name, fn in cases.items():
-        seconds, ops, reads = measure(fn, args.device, args.repeats)
-        print(f"| {name} | {seconds:.3f} | {ops} | {reads} |")
+        medians = {}
+        for path in paths:
+            compare.uses_fused_kernels = real if path == "fused" else (lambda *tensors: False)
+            try:
+                seconds, ops, reads = measure(fn, args.device, args.repeats)
+            finally:
+                compare.uses_fused_kernels = real
+            medians[path] = seconds
+            print(f"| {name} | {path} | {seconds:.3f} | {ops} | {reads} |")
+        if len(medians) == 2 and medians["fused"] > 0:
+            print(f"| {name} | pytorch / fused | {medians['pytorch'] / medians['fused']:.1f}x | | |")
     return 0
 
 
