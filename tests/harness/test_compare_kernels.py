@@ -118,3 +118,15 @@ def test_on_a_gpu_the_fused_comparison_matches_the_pytorch_path(monkeypatch, cas
     torch_norms, fused_norms = _both(monkeypatch, error_norms, cand, ref.double())
     assert fused_norms.nonzero == torch_norms.nonzero
     assert fused_norms.relative == pytest.approx(torch_norms.relative, rel=1e-9, abs=1e-300)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_the_fused_tolerance_is_the_float64_value_not_its_float32_rounding(monkeypatch):
+    # float32(1e-4) is 9.99999975e-05: a difference of 9.9999999e-05 is within atol=1e-4 only in
+    # float64. Compiled Triton passes a Python float argument as float32 (the interpreter keeps
+    # float64, so this can only fail on a GPU)
+    ref = torch.zeros(SIZE, dtype=torch.float64, device="cuda")
+    cand = torch.full_like(ref, 9.9999999e-05)
+    (torch_failure, _), (fused_failure, _) = _both(monkeypatch, compare_tensor, ref, cand, 1e-4, 0.0)
+    assert torch_failure is None and fused_failure is None

@@ -34,8 +34,11 @@ def _finite(x):
 
 
 @triton.jit
-def _allclose_kernel(r_ptr, c_ptr, n, atol, rtol, tiny, wrong_ptr, bad_ptr, max_abs_ptr, max_rel_ptr,
+def _allclose_kernel(r_ptr, c_ptr, n, params_ptr, wrong_ptr, bad_ptr, max_abs_ptr, max_rel_ptr,
                      BLOCK_SIZE: tl.constexpr):
+    # atol, rtol and the smallest normal float64 as float64 values (a Python float argument
+    # would arrive as float32)
+    atol, rtol, tiny = tl.load(params_ptr), tl.load(params_ptr + 1), tl.load(params_ptr + 2)
     block = tl.program_id(0)
     offsets = block.to(tl.int64) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     mask = offsets < n
@@ -89,8 +92,8 @@ def allclose_partials(ref: torch.Tensor, cand: torch.Tensor, atol: float, rtol: 
     bad = torch.empty_like(wrong)
     max_abs = torch.empty(blocks, dtype=torch.float64, device=r.device)
     max_rel = torch.empty_like(max_abs)
-    _allclose_kernel[(blocks,)](r, c, n, float(atol), float(rtol), torch.finfo(torch.float64).tiny,
-                                wrong, bad, max_abs, max_rel, BLOCK_SIZE=BLOCK)
+    params = torch.tensor([atol, rtol, torch.finfo(torch.float64).tiny], dtype=torch.float64, device=r.device)
+    _allclose_kernel[(blocks,)](r, c, n, params, wrong, bad, max_abs, max_rel, BLOCK_SIZE=BLOCK)
     return wrong, bad, max_abs, max_rel
 
 
