@@ -9,6 +9,9 @@
 #   scripts/gpu_judge_benchmarks.sh parity       benchmarks/kernelbench_parity.py (ours from the set run when it exists,
 #                                                else ours first; then theirs; resumes) -> $RESULTS/kernelbench-parity/
 #   scripts/gpu_judge_benchmarks.sh ray          benchmarks/ray_harness.py --backend cuda        -> $RESULTS/ray-harness-h200.{md,json}
+#   scripts/gpu_judge_benchmarks.sh gputests     pytest -m gpu tests/harness tests/backends  -> $RESULTS/gpu-tests.log
+#   scripts/gpu_judge_benchmarks.sh compare      benchmarks/compare_speed.py on 19_ReLU's output size, PyTorch vs fused
+#                                                -> $RESULTS/compare-speed-cuda.md
 #   scripts/gpu_judge_benchmarks.sh small        feedback, then adversarial (small presets: little GPU memory)
 #   scripts/gpu_judge_benchmarks.sh large        set, throughput, admission (KernelBench sizes)
 # Settings: RESULTS (runs/gpu-judge; not OUT, which the GPU machine sets to its return folder),
@@ -80,6 +83,15 @@ ray_() {
     cp "$RESULTS/ray-harness.log" "$RESULTS/ray-harness-h200.md"
 }
 
+gputests() {
+    run gpu-tests $PY -m pytest -q -m gpu tests/harness tests/backends
+}
+
+compare_() {
+    run compare-speed $PY benchmarks/compare_speed.py --elements 1610612736 --device cuda --repeats 5
+    cp "$RESULTS/compare-speed.log" "$RESULTS/compare-speed-cuda.md"
+}
+
 for phase in "${@:-small}"; do
     case "$phase" in
         set) set_ ;;
@@ -89,8 +101,10 @@ for phase in "${@:-small}"; do
         adversarial) adversarial ;;
         parity) parity ;;
         ray) ray_ ;;
+        gputests) gputests ;;
+        compare) compare_ ;;
         small) feedback; adversarial ;;
         large) set_; throughput; admission ;;
-        *) echo "usage: $0 set|throughput|admission|feedback|adversarial|parity|ray|small|large ..." >&2; exit 2 ;;
+        *) echo "usage: $0 set|throughput|admission|feedback|adversarial|parity|ray|gputests|compare|small|large ..." >&2; exit 2 ;;
     esac
 done
