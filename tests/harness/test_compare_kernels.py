@@ -108,7 +108,10 @@ def test_the_fused_path_is_taken_on_cuda_real_tensors_only():
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 @pytest.mark.parametrize("case", CASES)
 def test_on_a_gpu_the_fused_comparison_matches_the_pytorch_path(monkeypatch, case):
+    from atrl.harness.stages.compare_kernels import allclose_partials, norm_partials
+
     ref, cand = (t.cuda() for t in _pair(case, torch.float32))
+    allclose_partials(ref, cand, 1e-2, 1e-2), norm_partials(cand, ref.double())  # they build and run here
     (torch_failure, torch_errors), (fused_failure, fused_errors) = _both(
         monkeypatch, compare_tensor, ref, cand, 1e-2, 1e-2)
     assert (fused_failure is None) == (torch_failure is None)
@@ -130,3 +133,37 @@ def test_the_fused_tolerance_is_the_float64_value_not_its_float32_rounding(monke
     cand = torch.full_like(ref, 9.9999999e-05)
     (torch_failure, _), (fused_failure, _) = _both(monkeypatch, compare_tensor, ref, cand, 1e-4, 0.0)
     assert torch_failure is None and fused_failure is None
+
+
+def test_fused_kernels_that_cannot_be_built_fall_back_to_the_pytorch_path_once_with_a_warning(monkeypatch):
+    import atrl.harness.stages.compare_kernels as kernels
+
+    def unbuildable(*args):
+        raise RuntimeError("this Triton rejects the kernel")
+
+    monkeypatch.setattr(compare, "_fused_failure", [])
+    monkeypatch.setattr(kernels, "allclose_partials", unbuildable)
+    monkeypatch.setattr(kernels, "norm_partials", unbuildable)
+    ref, cand = _pair("one_wrong_late", torch.float32)
+    expected = compare_tensor(ref, cand, 1e-2, 1e-2)  # the PyTorch path (CPU tensors)
+    monkeypatch.setattr(compare, "uses_fused_kernels", lambda *tensors: not compare._fused_failure)
+    with pytest.warns(UserWarning, match="this Triton rejects the kernel"):
+        failure, errors = compare_tensor(ref, cand, 1e-2, 1e-2)
+    assert (failure.message, errors) == (expected[0].message, expected[1])
+    assert compare._fused_failure == ["RuntimeError: this Triton rejects the kernel"]
+    assert error_norms(cand, ref.double()) == error_norms(cand, ref.double())  # no second warning: the PyTorch path
+
+
+def test_a_cuda_error_in_the_fused_kernels_is_not_hidden(monkeypatch):
+    import atrl.harness.stages.compare_kernels as kernels
+
+    def broken_device(*args):
+        raise RuntimeError("CUDA error: an illegal memory access was encountered")
+
+    monkeypatch.setattr(compare, "_fused_failure", [])
+    monkeypatch.setattr(kernels, "allclose_partials", broken_device)
+    monkeypatch.setattr(compare, "uses_fused_kernels", lambda *tensors: True)
+    ref, cand = _pair("equal", torch.float32)
+    with pytest.raises(RuntimeError, match="illegal memory access"):
+        compare_tensor(ref, cand, 1e-2, 1e-2)
+    assert compare._fused_failure == []

@@ -7,11 +7,13 @@ statistics) or None.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import torch
 
 from atrl.harness.sandbox.footprint import COMPARE_CHUNK_ELEMENTS, COMPARE_CHUNK_ELEMENTS_CPU
+from atrl.harness.stages.trace import is_cuda_error
 
 # Largest share of an error's norm a constant factor may leave unexplained for the error to read
 # as a wrong constant (rounding noise leaves about all of it; k·r leaves only fp32 rounding).
@@ -140,12 +142,30 @@ def compare_tensor(ref: torch.Tensor, cand: torch.Tensor, atol: float, rtol: flo
 FUSED_MIN_ELEMENTS = 1 << 24
 
 
+_fused_failure: list[str] = []  # why the fused kernels could not run in this process, once known
+
+
 def uses_fused_kernels(*tensors: torch.Tensor) -> bool:
     """Whether the comparison runs as fused Triton kernels (`compare_kernels`): on large CUDA
-    tensors of real (not complex or boolean) dtypes; elsewhere PyTorch's operations in float64
-    chunks."""
-    return all(t.device.type == "cuda" and not t.is_complex() and t.dtype != torch.bool
-               and t.numel() >= FUSED_MIN_ELEMENTS for t in tensors)
+    tensors of real (not complex or boolean) dtypes, unless they failed to build in this process;
+    elsewhere PyTorch's operations in float64 chunks."""
+    return not _fused_failure and all(t.device.type == "cuda" and not t.is_complex() and t.dtype != torch.bool
+                                      and t.numel() >= FUSED_MIN_ELEMENTS for t in tensors)
+
+
+def _fused(name: str, *args):
+    """`compare_kernels.<name>(*args)`, or None when the fused kernels cannot be built here (e.g.
+    a Triton that rejects them): the comparison then takes the PyTorch path, same verdict."""
+    try:
+        from atrl.harness.stages import compare_kernels
+
+        return getattr(compare_kernels, name)(*args)
+    except Exception as exc:  # the judge's own kernel, never the candidate's: fall back, say why once
+        if is_cuda_error(exc):
+            raise  # the device is broken: the verdict must say so
+        _fused_failure.append(f"{type(exc).__name__}: {exc}"[:300])
+        warnings.warn(f"fused comparison kernels unavailable, using PyTorch: {_fused_failure[0]}", stacklevel=2)
+        return None
 
 
 def _allclose_statistics(ref: torch.Tensor, cand: torch.Tensor, atol: float, rtol: float, chunk: int | None
@@ -153,10 +173,11 @@ def _allclose_statistics(ref: torch.Tensor, cand: torch.Tensor, atol: float, rto
     """(wrong elements, non-finite ones among them, largest finite |c − r| (−inf: none), largest
     finite relative error, start and length of the first piece with a wrong element), read from
     the device at once."""
-    if uses_fused_kernels(ref, cand):
-        from atrl.harness.stages.compare_kernels import BLOCK, allclose_partials
+    partials = _fused("allclose_partials", ref, cand, atol, rtol) if uses_fused_kernels(ref, cand) else None
+    if partials is not None:
+        from atrl.harness.stages.compare_kernels import BLOCK
 
-        wrong, bad, max_abs, max_rel = allclose_partials(ref, cand, atol, rtol)
+        wrong, bad, max_abs, max_rel = partials
         first_block = (wrong > 0).to(torch.uint8).argmax()  # the first of equal maxima
         count, bad_count, first = torch.stack([wrong.sum(), bad.sum(), first_block]).tolist()
         read_abs, read_rel = torch.stack([max_abs.max(), max_rel.max()]).tolist()
@@ -221,11 +242,9 @@ class ErrorNorms:
 
 def error_norms(out: torch.Tensor, ref64: torch.Tensor, chunk: int | None = None) -> ErrorNorms:
     """`ErrorNorms` of `out` against `ref64`, in chunks, summed on the device and read once."""
-    if uses_fused_kernels(out, ref64):
-        from atrl.harness.stages.compare_kernels import norm_partials
-
-        sums = [part.sum().to(torch.float64) for part in norm_partials(out, ref64)]
-        num, den, cross, nonzero = torch.stack(sums).tolist()
+    partials = _fused("norm_partials", out, ref64) if uses_fused_kernels(out, ref64) else None
+    if partials is not None:
+        num, den, cross, nonzero = torch.stack([part.sum().to(torch.float64) for part in partials]).tolist()
         return ErrorNorms(num, den, cross, int(nonzero))
     num = den = cross = nonzero = torch.zeros((), dtype=torch.float64, device=ref64.device)
     for _, (r, o) in _flat_chunks(ref64, out, chunk=chunk):
