@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import torch
 
 from atrl.harness.sandbox.footprint import COMPARE_CHUNK_ELEMENTS, COMPARE_CHUNK_ELEMENTS_CPU
-from atrl.harness.stages.trace import is_cuda_error
+from atrl.harness.stages.trace import is_cuda_error, is_out_of_memory
 
 # Largest share of an error's norm a constant factor may leave unexplained for the error to read
 # as a wrong constant (rounding noise leaves about all of it; k·r leaves only fp32 rounding).
@@ -161,8 +161,8 @@ def _fused(name: str, *args):
 
         return getattr(compare_kernels, name)(*args)
     except Exception as exc:  # the judge's own kernel, never the candidate's: fall back, say why once
-        if is_cuda_error(exc):
-            raise  # the device is broken: the verdict must say so
+        if is_cuda_error(exc) or is_out_of_memory(exc):
+            raise  # the device is broken or full: the verdict must say so
         _fused_failure.append(f"{type(exc).__name__}: {exc}"[:300])
         warnings.warn(f"fused comparison kernels unavailable, using PyTorch: {_fused_failure[0]}", stacklevel=2)
         return None
