@@ -17,6 +17,7 @@ import hashlib
 import os
 import secrets
 import tempfile
+import warnings
 from pathlib import Path
 
 SECRET_ENV = "ATRL_JUDGE_SECRET"
@@ -36,8 +37,13 @@ def judge_secret() -> str:
         return path.read_text().strip()
     except FileNotFoundError:
         pass
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".judge-secret.")
+    except OSError as exc:
+        return _process_secret(f"{path} cannot be read ({exc})")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".judge-secret.")
+    except OSError as exc:
+        return _process_secret(f"{path} cannot be created ({exc})")
     with os.fdopen(fd, "w") as handle:  # mkstemp's file is readable by its owner only
         handle.write(secrets.token_hex(32) + "\n")
     try:
@@ -47,6 +53,19 @@ def judge_secret() -> str:
     finally:
         os.unlink(tmp)
     return path.read_text().strip()
+
+
+_process: list[str] = []
+
+
+def _process_secret(why: str) -> str:
+    """A secret for this process only: trials stay unknowable, but a later run (or a resumed
+    one) judges with other inputs. Said once."""
+    if not _process:
+        _process.append(secrets.token_hex(32))
+        warnings.warn(f"{why}: trial inputs use a secret of this process only; set {SECRET_ENV} to keep "
+                      "them the same across runs", stacklevel=3)
+    return _process[0]
 
 
 def trial_seed(seed: int) -> int:

@@ -28,6 +28,17 @@ def test_the_secret_is_made_once_kept_private_and_an_environment_value_overrides
     assert judge_secret() == "another machine" and trial_seed(0) != seed_here
 
 
+def test_an_unwritable_cache_gives_a_secret_of_this_process_with_a_warning(monkeypatch, tmp_path):
+    monkeypatch.delenv(SECRET_ENV, raising=False)
+    monkeypatch.setattr(trial_seed_module, "_process", [])
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    monkeypatch.setattr(trial_seed_module, "secret_file", lambda: blocked / "atrl" / "judge-secret")
+    with pytest.warns(UserWarning, match="cannot be (read|created)"):
+        first = judge_secret()
+    assert len(first) == 64 and judge_secret() == first  # one secret for the process, said once
+
+
 def test_trial_labels_name_the_trial_not_its_seed():
     labels = [plan.label for plan in trial_plans(3, 123456789)]
     assert labels == ["trial 1", "trial 2", "trial 3", "wide-inputs normal×1", "wide-inputs normal×10"]
