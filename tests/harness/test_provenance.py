@@ -51,8 +51,9 @@ def triton_relu(x: torch.Tensor, out: torch.Tensor | None = None, n: int | None 
 
 
 def reference_work(fn, *inputs) -> Work:
+    copies = [t.clone() for t in inputs]  # as the judge does: the reference runs on its own copy
     with torch.no_grad(), recording(verify_writes=False) as recorder:
-        fn(*[t.clone() for t in inputs])
+        fn(*copies)
     return recorder.compute_work()
 
 
@@ -74,8 +75,12 @@ RELU_WORK = reference_work(torch.relu, X)
 
 
 def test_the_reference_work_counts_compute_ops_only():
-    # relu moves its input and output; the clone of the input is a copy, not compute
+    # relu moves its input and output
     assert RELU_WORK == Work(bytes=2 * X.numel() * 4, flops=X.numel())
+    assert not RELU_WORK.movement_only
+    # a copy is counted apart from compute
+    assert reference_work(lambda x: torch.relu(x).clone(), X) == Work(
+        bytes=2 * X.numel() * 4, flops=X.numel(), copy_bytes=2 * X.numel() * 4)
     a, b = torch.randn(8, 16), torch.randn(16, 4)
     assert reference_work(torch.matmul, a, b).flops == 2 * 8 * 16 * 4
 
@@ -96,6 +101,49 @@ def test_views_copies_casts_and_allocation_are_not_compute():
 
     failure, share = judged(forward, [X], STRICT, RELU_WORK)
     assert failure is None and share == 1.0
+
+
+@triton.jit
+def transpose_kernel(x_ptr, y_ptr, rows, cols, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)  # flat index into y (cols x rows)
+    mask = offs < rows * cols
+    tl.store(y_ptr + offs, tl.load(x_ptr + (offs % rows) * cols + offs // rows, mask=mask), mask=mask)
+
+
+@triton.jit
+def noop_kernel(y_ptr, BLOCK: tl.constexpr):
+    tl.program_id(0)  # writes nothing
+
+
+def test_when_the_reference_only_moves_data_a_pytorch_copy_is_its_work():
+    transpose_work = reference_work(lambda x: x.t().contiguous(), X)
+    assert transpose_work.movement_only and transpose_work.bytes == 0
+
+    def copy_then_noop(x):  # PyTorch transposes; the launch writes nothing
+        y = x.t().contiguous()
+        noop_kernel[(1,)](y, BLOCK=16)
+        return y
+
+    failure, share = judged(copy_then_noop, [X], STRICT, transpose_work)
+    assert failure is not None and failure.error_class == "correctness:pytorch-compute"
+    assert "data movement" in failure.message and "aten.clone" in failure.message
+    failure, share = judged(copy_then_noop, [X], PARTIAL, transpose_work)
+    assert failure is not None and failure.error_class == "correctness:low-triton-share" and share < 0.5
+
+    def triton_transpose(x):
+        y = torch.empty(x.shape[1], x.shape[0], device=x.device, dtype=x.dtype)
+        transpose_kernel[(triton.cdiv(x.numel(), 256),)](x, y, x.shape[0], x.shape[1], BLOCK=256)
+        return y
+
+    for rule in (STRICT, PARTIAL):
+        assert judged(triton_transpose, [X], rule, transpose_work) == (None, 1.0)
+
+
+def test_a_layout_copy_before_the_kernel_of_a_compute_task_stays_free():
+    def forward(x):  # the same copy as above, now layout work around the reference's computation
+        return triton_relu(x.t().contiguous()).t()
+
+    assert judged(forward, [X], STRICT, RELU_WORK) == (None, 1.0)
 
 
 @pytest.mark.parametrize("compute, op", [

@@ -34,6 +34,13 @@ candidate that keeps a 137 GFLOP GEMM in PyTorch and fuses its epilogue in Trito
 reference's own library bytes they are left out of both sides, and the share is measured over the
 rest of the reference's work. Under both, data from outside PyTorch and Triton, or an output no Triton launch
 contributed to in this call, is rejected.
+
+Where the reference's own work is data movement only (a transpose or permutation materialised with
+`.contiguous()`: copies and no compute), copying *is* the task: copies on the candidate's data path
+then count as PyTorch doing the work, under both policies. Otherwise a copy is layout work around
+the candidate's kernels and stays free. (A Triton launch counts as a writer of all its arguments,
+so without this rule `y = x.t().contiguous()` followed by a kernel that writes nothing passed a
+transpose task.)
 """
 
 from __future__ import annotations
@@ -92,11 +99,18 @@ class Event:
 @dataclass(frozen=True)
 class Work:
     """Bytes moved and FLOPs of a set of PyTorch compute events; `library_bytes`: the part of
-    `bytes` moved by library kernels (`LIBRARY_OPS`)."""
+    `bytes` moved by library kernels (`LIBRARY_OPS`); `copy_bytes`: bytes moved by copies (not
+    part of `bytes`)."""
 
     bytes: int = 0
     flops: int = 0
     library_bytes: int = 0
+    copy_bytes: int = 0
+
+    @property
+    def movement_only(self) -> bool:
+        """Whether this work is data movement alone: copies, no compute."""
+        return self.bytes == 0 and self.copy_bytes > 0
 
 
 # Library kernels (as the dispatcher sees them: `linear` and `matmul` arrive as these) that a
@@ -324,9 +338,10 @@ class ProvenanceRecorder(TorchDispatchMode):
         if not fresh and not written:
             return out  # a view or alias: same data, nothing made
         work = Work()
-        if kind == "torch":
+        if kind in ("torch", "copy"):
             unique = {id(t): t for t in inputs + outputs}.values()
-            work = Work(sum(_nbytes(t) for t in unique), _flops(func, args, kwargs, out, outputs))
+            moved = sum(_nbytes(t) for t in unique)
+            work = Work(moved, _flops(func, args, kwargs, out, outputs)) if kind == "torch" else Work(moved)
         event = self._add(kind, f"aten.{name}", work, deps)
         for tensor in fresh:
             self._write(tensor, event, whole=True)
@@ -386,10 +401,12 @@ class ProvenanceRecorder(TorchDispatchMode):
         return [self.events[i] for i in sorted(seen)]
 
     def compute_work(self) -> Work:
-        """Bytes and FLOPs of every PyTorch compute event (used on the reference's call)."""
+        """Bytes and FLOPs of every PyTorch compute event, and the bytes its copies moved (used on
+        the reference's call)."""
         compute = [e for e in self.events if e.kind == "torch"]
         return Work(sum(e.bytes for e in compute), sum(e.flops for e in compute),
-                    sum(e.bytes for e in compute if e.name in LIBRARY_OPS))
+                    sum(e.bytes for e in compute if e.name in LIBRARY_OPS),
+                    sum(e.bytes for e in self.events if e.kind == "copy"))
 
 
 @contextmanager
@@ -431,12 +448,21 @@ def _library_may_stay(reference: Work) -> bool:
     return 0 < reference.library_bytes < reference.bytes
 
 
+def pytorch_work(path: list[Event], reference: Work) -> list[Event]:
+    """The events on a data path that count as PyTorch doing the task's work: compute ops, and
+    copies too where the reference's own work is data movement only (module docstring)."""
+    kinds = ("torch", "copy") if reference.movement_only else ("torch",)
+    return [e for e in path if e.kind in kinds]
+
+
 def triton_share(path: list[Event], reference: Work) -> float:
-    """1 − (bytes moved by PyTorch compute on the data path) / (bytes moved by the reference), ≥ 0.
+    """1 − (bytes moved by PyTorch work on the data path) / (bytes moved by the reference), ≥ 0.
     Where the reference runs library kernels and other work too, library kernels on the data path
     up to the reference's own library bytes are left out of both (module docstring)."""
-    compute = [e for e in path if e.kind == "torch"]
+    compute = pytorch_work(path, reference)
     torch_bytes = sum(e.bytes for e in compute)
+    if reference.movement_only:
+        return max(0.0, 1.0 - torch_bytes / reference.copy_bytes)
     if _library_may_stay(reference):
         kept = min(sum(e.bytes for e in compute if e.name in LIBRARY_OPS), reference.library_bytes)
         return max(0.0, 1.0 - (torch_bytes - kept) / (reference.bytes - reference.library_bytes))
@@ -470,11 +496,18 @@ def decide(recorder: ProvenanceRecorder, roots: list[torch.Tensor], rule: Proven
                 f"output {position} was not produced by any Triton launch in this call (it came from: "
                 f"{', '.join(sources)[:200]}); every output must be computed by your kernels on every call, "
                 "not returned from a cache, a copy of the inputs or module state"), share
-    compute = [e for e in path if e.kind == "torch"]
+    compute = pytorch_work(path, reference)
+    total = reference.copy_bytes if reference.movement_only else reference.bytes
     if rule.policy == "strict" and compute:
+        if reference.movement_only:
+            return Mismatch(
+                "correctness:pytorch-compute",
+                f"PyTorch did this task's work under the strict policy: {_top_ops(compute, total)}. This task "
+                "is data movement, so a PyTorch copy (.contiguous(), .clone(), .copy_()) of the data is its "
+                "computation: read the input and write the output in your Triton kernel"), share
         return Mismatch(
             "correctness:pytorch-compute",
-            f"PyTorch computed part of the result under the strict policy: {_top_ops(compute, reference.bytes)}. "
+            f"PyTorch computed part of the result under the strict policy: {_top_ops(compute, total)}. "
             "Move that computation into your Triton kernel; use torch in forward only to allocate, view and "
             "copy tensors"), share
     if rule.policy == "partial" and share < rule.threshold:
@@ -483,7 +516,7 @@ def decide(recorder: ProvenanceRecorder, roots: list[torch.Tensor], rule: Proven
             f"Triton's share of the work is {share:.0%} (threshold {rule.threshold:.0%}): PyTorch ops on the data "
             f"path move {1 - share:.0%} of the bytes the reference's own ops move"
             f"{' besides its GEMMs/convolutions (those may stay in PyTorch)' if _library_may_stay(reference) else ''}"
-            f" — {_top_ops(compute, reference.bytes)}. "
+            f" — {_top_ops(compute, total)}. "
             "Move the largest of them into Triton kernels"), share
     return None, share
 
