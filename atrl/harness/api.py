@@ -8,6 +8,7 @@ caller's process; everything that executes candidate code runs in the worker poo
 
 from __future__ import annotations
 
+import copy
 import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from atrl.errors import UsageError
 from atrl.harness import HARNESS_VERSION
-from atrl.harness.cache import VerdictCache, cache_key
+from atrl.harness.cache import UNCACHED_CLASSES, VerdictCache, cache_key
 from atrl.harness.feedback.failures import REWARD_HACK_RULES
 from atrl.harness.feedback.text import feedback_text
 from atrl.harness.sandbox.pool import DEFAULT_RUNNER, StageTimeouts, WorkerPool
@@ -152,6 +153,11 @@ class Harness:
         self.use_cache = use_cache
         self.cache = VerdictCache(cache_dir)
         self._versions: dict[str, str] | None = None
+        # cache key -> the future of the judgement running for it: an identical candidate submitted
+        # meanwhile waits for that one instead of taking a worker (a group of episodes often writes
+        # the same kernel: 8 of 8 samples of a task, measured on the default policy)
+        self._running: dict[str, Future[Verdict]] = {}
+        self._running_lock = threading.Lock()
 
     # ---- public -------------------------------------------------------------------------
     def evaluate(self, task: Task | str, response: str) -> Verdict:
@@ -160,7 +166,10 @@ class Harness:
 
     def submit(self, task: Task | str, response: str) -> Future[Verdict]:
         """Start judging one response; the future's result is its scored Verdict with feedback.
-        Format and static failures and cache hits complete immediately, costing no worker."""
+        Format and static failures and cache hits complete immediately, costing no worker. With the
+        cache on, a candidate identical to one being judged waits for that judgement and gets a
+        copy of its verdict (marked `cached`), unless that verdict is of a class the cache does
+        not keep (a timeout, a crash, ...): then it is judged itself."""
         task = _as_task(task)
         done: Future[Verdict] = Future()
         verdict, code = self._before_worker(task, response)
@@ -175,8 +184,12 @@ class Harness:
                 hit.score = score_verdict(hit, self.score_config)
                 done.set_result(hit)
                 return done
-        running = self._judge(task, code, key)
-        running.add_done_callback(lambda f: self._complete(f, done, task.id, key, code))
+            with self._running_lock:
+                leader = self._running.setdefault(key, done)
+            if leader is not done:
+                leader.add_done_callback(lambda f: self._follow(f, done, task, key, code))
+                return done
+        self._start(task, code, key, done)
         return done
 
     def evaluate_many(self, pairs: list[tuple[Task | str, str]], progress: Progress | None = None) -> list[Verdict]:
@@ -245,15 +258,41 @@ class Harness:
         verdict.feedback = feedback_text(verdict)
         return verdict
 
+    def _start(self, task: Task, code: str, key: str, done: Future[Verdict]) -> None:
+        running = self._judge(task, code, key)
+        running.add_done_callback(lambda f: self._complete(f, done, task.id, key, code))
+
     def _complete(self, running: Future, done: Future, task_id: str, key: str, code: str) -> None:
         try:
             verdict = self._finish(running.result(), code)
             if self.use_cache:
                 self.cache.put(task_id, key, verdict)
         except BaseException as exc:  # noqa: BLE001 - delivered to the caller through the future
+            self._release(key, done)
             done.set_exception(exc)
         else:
+            self._release(key, done)
             done.set_result(verdict)
+
+    def _release(self, key: str, done: Future[Verdict]) -> None:
+        """`done`'s judgement of `key` is over: later identical candidates read the cache (or, for a
+        verdict it does not keep, are judged anew)."""
+        with self._running_lock:
+            if self._running.get(key) is done:
+                del self._running[key]
+
+    def _follow(self, leader: Future[Verdict], done: Future[Verdict], task: Task, key: str, code: str) -> None:
+        """An identical candidate's judgement ended: share its verdict, or judge this one."""
+        if leader.exception() is not None:
+            done.set_exception(leader.exception())
+            return
+        verdict = leader.result()
+        if verdict.error_class in UNCACHED_CLASSES:
+            self._start(task, code, key, done)
+            return
+        shared = copy.deepcopy(verdict)
+        shared.cached = True
+        done.set_result(shared)
 
     def _result_options(self) -> dict[str, Any]:
         """The judge options that change a verdict (the cache key covers them)."""
