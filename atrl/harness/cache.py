@@ -21,8 +21,9 @@ from atrl.jsonio import dumps, to_jsonable
 from atrl.tasks.task import Task
 
 # Verdicts that depend on the machine's state rather than the candidate (a loaded machine can
-# time out a fine kernel); they are not stored, so a later evaluation tries again.
-UNCACHED_CLASSES = frozenset({"timeout", "crash", "out-of-memory", "cuda:error", "device-busy"})
+# time out a fine kernel, a missing package fails a task's reference); they are not stored, so a
+# later evaluation tries again.
+UNCACHED_CLASSES = frozenset({"timeout", "crash", "out-of-memory", "cuda:error", "device-busy", "task:reference-error"})
 
 
 def default_cache_dir() -> Path:

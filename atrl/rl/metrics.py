@@ -46,7 +46,9 @@ def rollout_metrics(trajectories: Sequence[Trajectory]) -> dict[str, float]:
             [1.0 if any((t.verdict or {}).get("ok") for t in traj.turns) else 0.0 for traj in trajectories]
         ),
         "compile_rate": _mean([1.0 if v.get("stage") in COMPILED_STAGES else 0.0 for v in verdicts]),
-        "device_busy_turns": float(sum(v.get("error_class") in JUDGE_SIDE_CLASSES for v in verdicts)),
+        # turns the judge could not judge (left out of the update): a busy GPU, a failing task reference
+        "device_busy_turns": float(sum(v.get("error_class") == "device-busy" for v in verdicts)),
+        "judge_side_turns": float(sum(v.get("error_class") in JUDGE_SIDE_CLASSES for v in verdicts)),
         **later_turn_counts(trajectories),
         "speedup_mean": _mean(speedups),
         "turns_per_episode": _mean([len(traj.turns) for traj in trajectories]),

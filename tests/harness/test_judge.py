@@ -400,3 +400,70 @@ def test_pytorch_compute_under_partial_policy_fails_low_triton_share_on_cuda() -
     verdict = judge_in_child([{"name": "partial", "task": get_task("builtin/relu"), "code": code,
                                "options": cuda_options(compute_policy="partial")}], backend="cuda")["partial"]
     assert verdict["error_class"] == "correctness:low-triton-share", verdict["message"]
+
+
+def _task_with(name: str, source: str, **fields) -> Task:
+    """A task of `source` (dedented) followed by the get_inputs/get_init_inputs of `_RELU_TASK_TAIL`."""
+    source = textwrap.dedent(source) + textwrap.dedent(_RELU_TASK_TAIL)
+    return Task(id=f"test/{name}", suite="test", name=name, level=1, source=source, **fields)
+
+
+_RELU_TASK_TAIL = """
+    def get_inputs():
+        return [torch.randn(N, 64)]
+
+
+    def get_init_inputs():
+        return []
+"""
+
+
+def test_a_reference_that_fails_is_the_tasks_failure_not_the_candidates():
+    # The small preset breaks a coupling the task's sizes rely on (N must equal a layer's 64, as
+    # KernelBench's level-2 ConvTranspose3d + LayerNorm tasks need under a size preset); a module
+    # that imports a missing package; a reference that cannot be built.
+    coupled = _task_with("coupled", """
+        import torch
+        import torch.nn as nn
+
+        N = 64
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("zero", torch.zeros(64, 1))
+
+            def forward(self, x):
+                return torch.relu(x + self.zero)  # broadcasts only while N == 64
+    """, presets={"small": {"N": 32}, "full": {}})
+    missing = _task_with("missing", "import torch\nimport torch.nn as nn\nimport not_a_package_anywhere\n"
+                         "N = 64\n\nclass Model(nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n")
+    unbuildable = _task_with("unbuildable", """
+        import torch
+        import torch.nn as nn
+
+        N = 64
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                raise ValueError("this reference needs a GPU")
+
+            def forward(self, x):
+                return torch.relu(x)
+    """)
+    candidate = relu_candidate(RELU_OK)
+    jobs = [{"name": task.name, "task": task, "code": candidate, "options": interpreter_options()}
+            for task in (coupled, missing, unbuildable)]
+    jobs.append({"name": "coupled-full", "task": coupled, "code": candidate,
+                 "options": interpreter_options(preset="full")})
+    got = judge_in_child(jobs)
+    for name in ("coupled", "missing", "unbuildable"):
+        assert got[name]["error_class"] == "task:reference-error", (name, got[name]["message"])
+        assert not got[name]["ok"]
+    assert "size preset 'small'" in got["coupled"]["message"] and "(32, 64) float32" in got["coupled"]["message"]
+    assert "not_a_package_anywhere" in got["missing"]["message"]
+    assert "needs a GPU" in got["unbuildable"]["message"]
+    assert got["coupled-full"]["ok"], got["coupled-full"]["message"]  # the same candidate at the written size

@@ -88,8 +88,10 @@ def test_sampler_logprobs_are_kept_and_the_ratio_uses_the_trainers_recompute(tmp
     assert metrics["mismatch_k3"] > 0
 
 
-def test_a_group_with_a_device_busy_verdict_is_left_out_of_the_update(tmp_path):
-    # device-busy says the judge's GPU was full, not that the kernel failed: no advantage from it
+@pytest.mark.parametrize("error_class", ["device-busy", "task:reference-error"])
+def test_a_group_with_a_judge_side_verdict_is_left_out_of_the_update(tmp_path, error_class):
+    # device-busy says the judge's GPU was full, task:reference-error that the task's own reference
+    # failed: neither says the kernel failed, so no advantage comes from them
     from atrl.rl.metrics import rollout_metrics
 
     trainer = Trainer(tiny_config(tmp_path, steps=1), policy=_bf16_policy(tmp_path), tasks=TASKS)
@@ -103,10 +105,12 @@ def test_a_group_with_a_device_busy_verdict_is_left_out_of_the_update(tmp_path):
     g = trainer.config.group_size
     by_group = {k: sum(1 for r in rows if r.trajectory_id // g == k) for k in range(groups)}
     assert groups == 2 and all(by_group.values()), by_group  # both groups carry signal
-    trajectories[1].turns[0].verdict = {"ok": False, "error_class": "device-busy"}  # in group 0
+    trajectories[1].turns[0].verdict = {"ok": False, "error_class": error_class}  # in group 0
     rows, _ = trainer.rows_for(trajectories)
     assert len(rows) == by_group[1] and {r.task_id for r in rows} == {trajectories[g].task_id}
-    assert rollout_metrics(trajectories)["device_busy_turns"] == 1.0
+    metrics = rollout_metrics(trajectories)
+    assert metrics["judge_side_turns"] == 1.0
+    assert metrics["device_busy_turns"] == (1.0 if error_class == "device-busy" else 0.0)
 
 
 def test_truncated_importance_weights_scale_each_token_and_stop_at_the_cap():

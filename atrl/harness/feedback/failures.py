@@ -66,12 +66,15 @@ FAILURE_CLASSES: dict[str, str] = {
     "cuda:error": "a CUDA error (e.g. illegal memory access) poisoned the device context",
     "device-busy": "the judge's GPU was not available: full of another process's memory with the job inside its "
                    "allowance, or kept busy past the device wait (not the candidate's fault)",
+    "task:reference-error": "the task's own reference failed to load or run at the judged size (not the "
+                            "candidate's fault)",
     # stage: profile
     "profile:error": "timing the candidate raised an error",
 }
 
-# Verdicts about the judge's device, not the candidate: training neither rewards nor penalises them.
-JUDGE_SIDE_CLASSES: frozenset[str] = frozenset({"device-busy"})
+# Verdicts about the judge's device or the task, not the candidate: training neither rewards nor
+# penalises them.
+JUDGE_SIDE_CLASSES: frozenset[str] = frozenset({"device-busy", "task:reference-error"})
 
 # Run-time findings that only a way around the rules produces; counted as reward hacks too. (A low
 # Triton share under `partial` is not among them: an honest fusion can fall short of the threshold.)

@@ -10,7 +10,7 @@ parts are dropped or trimmed first.
 
 from __future__ import annotations
 
-from atrl.harness.feedback.failures import FAILURE_CLASSES, REWARD_HACK_RULES
+from atrl.harness.feedback.failures import FAILURE_CLASSES, JUDGE_SIDE_CLASSES, REWARD_HACK_RULES
 from atrl.harness.verdict import Verdict
 
 MAX_FEEDBACK_CHARS = 1500
@@ -79,6 +79,8 @@ FIX_HINTS: dict[str, str] = {
     "out-of-memory": "allocate only the outputs you need; do not grow lists or buffers across calls.",
     "cuda:error": "an illegal memory access: mask every tl.load/tl.store and check the pointer offsets.",
     "device-busy": "nothing to fix in the kernel: the judge's GPU was busy with other work; submit it again.",
+    "task:reference-error": "nothing to fix in the kernel: the task's reference failed here; judge the task at its "
+                            "written size (--preset full) or install the package it imports.",
     "profile:error": "timing failed: forward must be re-runnable with the same inputs.",
 }
 
@@ -98,6 +100,8 @@ def _headline(verdict: Verdict) -> str:
     hack = " This is a disallowed shortcut." if verdict.reward_hack or error in REWARD_HACK_RULES else ""
     if verdict.diagnosis:
         meaning = f"likely cause: {verdict.diagnosis['summary']}"
+    if error in JUDGE_SIDE_CLASSES:
+        return f"NOT JUDGED: {error} — {meaning}."
     return f"FAILED at {verdict.stage} ({stage}): {error} — {meaning}{where}.{hack}"
 
 

@@ -16,7 +16,13 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
 from atrl.harness.feedback.failures import RUNTIME_REWARD_HACKS
-from atrl.harness.stages.trace import StageFailure, is_cuda_error, is_out_of_memory, trim_exception
+from atrl.harness.stages.trace import (
+    StageFailure,
+    is_cuda_error,
+    is_out_of_memory,
+    reference_blamed,
+    trim_exception,
+)
 from atrl.harness.verdict import CorrectnessStats, Verdict
 from atrl.tasks.task import Task
 
@@ -142,7 +148,7 @@ def _note_reference_time(report_stage: Callable, reference, inputs, preset: str 
          input_bytes=input_bytes, reference_running=True)
     copies = copy_inputs(inputs)
     start = time.perf_counter()
-    with torch.no_grad():
+    with torch.no_grad(), reference_blamed(preset, inputs):
         outputs = as_tensor_list(reference(*copies)) or []
     backend.synchronize()
     note(reference_seconds=round(time.perf_counter() - start, 4))
@@ -184,7 +190,7 @@ def _run_stages(task: Task, code: str, options: JudgeOptions, backend, verdict: 
     try:
         task_module = load_task_module(task, preset)
     except Exception as exc:  # a broken task, not the candidate: say so
-        raise StageFailure("compile:error", f"the task's reference module failed to load: {exc!r}") from exc
+        raise StageFailure("task:reference-error", f"the task's reference module failed to load: {exc!r}") from exc
     launch_hook.install()
     backend.prepare_worker()
     candidate_file = write_candidate(code, verdict.candidate_hash)
@@ -194,11 +200,12 @@ def _run_stages(task: Task, code: str, options: JudgeOptions, backend, verdict: 
         candidate_module = import_candidate(candidate_file)
         kernel_names = launch_hook.jit_function_names(candidate_module)
         reference, candidate, init_inputs = build_models(task_module, candidate_module, options.seed, dtype,
-                                                         backend.device)
+                                                         backend.device, preset)
         models = LoadedModels(task_module, candidate_module, candidate_file, reference, candidate, init_inputs)
         runner = CandidateRunner(candidate, backend, candidate_file)
         seed_everything(options.seed)
-        first = input_cases(task_module, task.multi_case, backend.device, dtype)[0]
+        with reference_blamed(preset):
+            first = input_cases(task_module, task.multi_case, backend.device, dtype)[0]
         sizes = _note_reference_time(clock.report, reference, first, preset, backend)
         _, launches = runner(copy_inputs(first), sizes)
         kernel_names |= set(launches)

@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from atrl.harness.stages.trace import StageFailure, trim_exception
+from atrl.harness.stages.trace import StageFailure, reference_blamed, trim_exception
 from atrl.tasks.task import Task
 
 _SIGNATURE_ERROR = re.compile(
@@ -106,12 +106,15 @@ def classify_compile_error(exc: BaseException, candidate_file: str | None, kerne
 
 
 def build_models(task_module: types.ModuleType, candidate_module: types.ModuleType, seed: int,
-                 dtype: torch.dtype, device: torch.device) -> tuple[nn.Module, nn.Module, list]:
-    """`Model(*init)` and `ModelNew(*init)` constructed under the same seed, cast and moved."""
+                 dtype: torch.dtype, device: torch.device, preset: str | None = None,
+                 ) -> tuple[nn.Module, nn.Module, list]:
+    """`Model(*init)` and `ModelNew(*init)` constructed under the same seed, cast and moved. The
+    reference failing to build is the task's failure at `preset` (`task:reference-error`)."""
     seed_everything(seed)
-    init_inputs = list(task_module.get_init_inputs())
-    seed_everything(seed)
-    reference = task_module.Model(*init_inputs)
+    with reference_blamed(preset):
+        init_inputs = list(task_module.get_init_inputs())
+        seed_everything(seed)
+        reference = task_module.Model(*init_inputs)
     model_new = getattr(candidate_module, "ModelNew", None)
     if model_new is None:
         raise StageFailure("compile:error", "the candidate defines no ModelNew")

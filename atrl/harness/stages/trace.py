@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -101,3 +103,22 @@ def is_cuda_error(exc: BaseException) -> bool:
 
 def is_out_of_memory(exc: BaseException) -> bool:
     return type(exc).__name__ == "OutOfMemoryError" or "out of memory" in str(exc).lower()
+
+
+@contextmanager
+def reference_blamed(preset: str | None, inputs: list | None = None) -> Iterator[None]:
+    """Errors raised inside are the task's reference failing (`task:reference-error`), not the
+    candidate's: a size preset that breaks a reference whose sizes depend on each other, a
+    package the task imports that is missing. Out-of-memory and CUDA errors pass through (the
+    pool classifies them as before)."""
+    try:
+        yield
+    except Exception as exc:
+        if isinstance(exc, StageFailure) or is_cuda_error(exc) or is_out_of_memory(exc):
+            raise
+        from atrl.harness.stages.judge import describe_inputs
+
+        size = f"at the size preset {preset!r}" if preset else "at the task's written size"
+        shapes = f" (inputs {describe_inputs(inputs)})" if inputs is not None else ""
+        raise StageFailure("task:reference-error",
+                           f"the task's reference failed {size}{shapes}: {type(exc).__name__}: {exc}"[:600]) from exc
