@@ -183,6 +183,18 @@ def test_pytorch_compute_in_forward_is_rejected_under_strict(statement):
     assert_fires(code, "static:pytorch-compute", statement)
 
 
+@pytest.mark.parametrize("statement", [
+    "z = torch.empty_like(x, memory_format=torch.contiguous_format)",
+    "z = x.contiguous(memory_format=torch.contiguous_format)",
+    "z = torch.empty(x.shape, device=x.device, dtype=x.dtype, layout=torch.strided)",
+    "z = torch.empty_like(x, memory_format=torch.preserve_format)",
+    "scale = torch.pi / x.shape[-1]",
+])
+def test_torch_constants_passed_as_values_are_not_compute(statement):
+    # memory formats, layouts and numbers under torch are values, not functions passed around
+    assert rules(with_forward_line(statement)) == []
+
+
 @pytest.mark.parametrize("statement", ["z = torch.relu(x)", "z = x * 2", "z = x @ x"])
 def test_pytorch_compute_is_allowed_under_partial(statement):
     assert rules(with_forward_line(statement), compute_policy="partial") == []

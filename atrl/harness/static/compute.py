@@ -42,7 +42,12 @@ NN_CONTAINERS = frozenset({"ModuleList", "Sequential", "ModuleDict", "ParameterL
 NN_DATA = frozenset({"Parameter", "Buffer", "UninitializedParameter"})
 DTYPE_NAMES = frozenset({"float16", "half", "float32", "float", "float64", "double", "bfloat16", "int8",
                          "uint8", "int16", "short", "int32", "int", "int64", "long", "bool", "complex64",
-                         "complex128", "cfloat", "cdouble", "chalf", "uint16", "uint32", "uint64"})  # fmt: skip
+                         "complex128", "cfloat", "cdouble", "chalf", "uint16", "uint32", "uint64",
+                         "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz"})  # fmt: skip
+# Values under torch that are constants, not functions: memory formats, layouts, numbers.
+TORCH_CONSTANTS = frozenset({"contiguous_format", "channels_last", "channels_last_3d", "preserve_format",
+                             "strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc",
+                             "jagged", "pi", "e", "inf", "nan"})  # fmt: skip
 CAST_METHODS = frozenset({"float", "half", "double", "bfloat16", "int", "long", "short", "bool", "byte",
                           "char", "type", "type_as"})  # fmt: skip
 HOST_BUILTINS = frozenset({"len", "range", "isinstance", "issubclass", "hasattr", "print", "str", "repr",
@@ -323,7 +328,7 @@ class ComputeChecker:
         if not matches(name, "torch") or name in self.allow.functions or forbidden_rule(name):
             return False
         last = name.split(".")[-1]
-        return last[:1].islower() and last not in DTYPE_NAMES and last not in ("pi", "e", "inf", "nan") \
+        return last[:1].islower() and last not in DTYPE_NAMES and last not in TORCH_CONSTANTS \
             and name.count(".") >= 1 and not name.startswith(("torch.cuda.", "torch.version"))
 
 
