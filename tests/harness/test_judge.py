@@ -467,3 +467,30 @@ def test_a_reference_that_fails_is_the_tasks_failure_not_the_candidates():
     assert "not_a_package_anywhere" in got["missing"]["message"]
     assert "needs a GPU" in got["unbuildable"]["message"]
     assert got["coupled-full"]["ok"], got["coupled-full"]["message"]  # the same candidate at the written size
+
+
+def test_code_written_for_a_gpu_is_told_that_the_interpreter_runs_on_the_cpu():
+    from atrl.harness.stages.judge import CPU_DEVICE_HINT
+
+    relu = get_task("builtin/relu")
+    on_gpu = relu_candidate(RELU_OK, """
+        y = torch.empty(x.shape, device="cuda", dtype=x.dtype)
+        relu_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
+        return y
+    """)
+    asserted = relu_candidate(RELU_OK, """
+        assert x.is_cuda, "expects a GPU tensor"
+        y = torch.empty_like(x)
+        relu_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
+        return y
+    """)
+    other = relu_candidate(RELU_OK, """
+        y = torch.empty_like(x)
+        relu_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=undefined_block)
+        return y
+    """)
+    got = judge_in_child([{"name": name, "task": relu, "code": code, "options": interpreter_options()}
+                          for name, code in (("on_gpu", on_gpu), ("asserted", asserted), ("other", other))])
+    for name in ("on_gpu", "asserted"):
+        assert got[name]["error_class"] == "compile:error" and CPU_DEVICE_HINT in got[name]["message"], got[name]
+    assert got["other"]["error_class"] == "compile:error" and CPU_DEVICE_HINT not in got["other"]["message"]

@@ -9,6 +9,7 @@ stage_seconds filled; the pool fills score, feedback and the cache fields.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -121,6 +122,13 @@ def _record_unexpected(verdict: Verdict, exc: BaseException, stage: str, candida
         verdict.error_class = "compile:error"
 
 
+# A compile-stage error that names CUDA on a backend whose tensors live on the CPU (the interpreter,
+# Ascend without an NPU) comes from code written for a GPU: `device="cuda"`, `.cuda()`, `assert x.is_cuda`.
+_MENTIONS_CUDA = re.compile(r"cuda|CUDA")
+CPU_DEVICE_HINT = ("This backend runs your kernels on the CPU (Triton's interpreter): the inputs are CPU tensors. "
+                   "Allocate with device=x.device, and do not call .cuda() or assert x.is_cuda.")
+
+
 def describe_inputs(inputs) -> str:
     """Shapes and dtypes of a case's inputs, e.g. "(48, 48) float32, (48, 48) float32, 3"."""
     import torch
@@ -214,7 +222,10 @@ def _run_stages(task: Task, code: str, options: JudgeOptions, backend, verdict: 
     except Exception as exc:  # the candidate's compile-stage error, classified and trimmed
         if is_cuda_error(exc) or is_out_of_memory(exc):
             raise
-        raise classify_compile_error(exc, candidate_file, kernel_names) from exc
+        failure = classify_compile_error(exc, candidate_file, kernel_names)
+        if backend.device.type == "cpu" and _MENTIONS_CUDA.search(failure.message):
+            failure.message += f"\n{CPU_DEVICE_HINT}"
+        raise failure from exc
 
     # stage: correctness
     clock.enter("correctness")
