@@ -259,7 +259,12 @@ class Harness:
         return verdict
 
     def _start(self, task: Task, code: str, key: str, done: Future[Verdict]) -> None:
-        running = self._judge(task, code, key)
+        try:
+            running = self._judge(task, code, key)
+        except BaseException as exc:  # e.g. a closed pool: identical candidates waiting on `done` fail too
+            self._release(key, done)
+            done.set_exception(exc)
+            raise
         running.add_done_callback(lambda f: self._complete(f, done, task.id, key, code))
 
     def _complete(self, running: Future, done: Future, task_id: str, key: str, code: str) -> None:

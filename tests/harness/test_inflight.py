@@ -80,3 +80,14 @@ def test_without_the_cache_every_candidate_is_judged(relu, tmp_path):
         for _ in range(3):
             h.submit(relu, relu.solution)
         assert len(h.jobs) == 3
+
+
+def test_a_judgement_that_cannot_start_releases_the_candidates_waiting_on_it(relu, tmp_path):
+    class Refusing(HeldJudge):
+        def _judge(self, task, code, key):
+            raise RuntimeError("the pool is closed")
+
+    with Refusing(cache_dir=tmp_path) as h:
+        with pytest.raises(RuntimeError, match="pool is closed"):
+            h.submit(relu, relu.solution)
+        assert h._running == {}  # nothing left for a later identical candidate to wait on forever
