@@ -174,6 +174,17 @@ def test_modelnew_may_inherit_its_own_models_constructor(policy):
     assert check_static(code, compute_policy=policy) == []
 
 
+def test_the_old_style_super_call_in_the_copied_constructor_is_allowed():
+    # `super(Model, self).__init__()` is how many KernelBench files (and their echoes) write it:
+    # super(Model, self) looks past Model, so it reaches none of Model's own methods
+    model = MODEL.replace("super().__init__()", "super(Model, self).__init__()")
+    code = KERNEL + model + SUBCLASS.replace(" * self.scale", "")
+    assert check_static(code) == []
+    # looking past Model reaches nn.Module's forward, not Model's; ModelNew's own super() still may not
+    past = SUBCLASS.replace("return launch(x) * self.scale", "launch(x)\n        return super(ModelNew, self).forward(x)")
+    assert line_of(KERNEL + model + past, "super(ModelNew, self).forward") in reference_lines(KERNEL + model + past)
+
+
 def test_explicit_model_init_and_construction_helpers_are_allowed():
     model = MODEL.replace("self.scale = nn.Parameter(torch.ones(1))", "self.scale = self._make_scale()") + """
     def _make_scale(self):

@@ -189,14 +189,19 @@ class _ReferenceUse:
 
     @staticmethod
     def _allowed_reference_names(tree: ast.Module) -> set[int]:
-        """Names of the candidate's own reference classes used as a base class or as
-        `Model.__init__` (ids of the `Name` nodes)."""
+        """Names of the candidate's own reference classes used as a base class, as
+        `Model.__init__`, or as the class argument of `super(Model, self)` (ids of the `Name`
+        nodes). `super(Model, self)` looks past `Model` in the MRO, so it reaches none of
+        `Model`'s own methods: it is how the copied `Model.__init__` calls `nn.Module.__init__`."""
         allowed: set[int] = set()
         for node in ast.walk(tree):
             if isinstance(node, ast.ClassDef):
                 allowed.update(id(b) for b in node.bases if isinstance(b, ast.Name))
             elif isinstance(node, ast.Attribute) and node.attr == CONSTRUCTOR and isinstance(node.value, ast.Name):
                 allowed.add(id(node.value))
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super" \
+                    and node.args and isinstance(node.args[0], ast.Name):
+                allowed.add(id(node.args[0]))
         return allowed
 
     # --- reaching --------------------------------------------------------------------------------
