@@ -407,6 +407,11 @@ def test_os_path_is_allowed():
     assert rules(with_prelude("import os\nHERE = os.path.dirname('a/b')")) == []
 
 
+def test_einops_imports_of_an_echoed_reference_are_allowed():
+    # KernelBench's level-3 Mamba2 references import einops; their whole-file echoes do too
+    assert rules(with_prelude("from einops import rearrange\nimport einops")) == []
+
+
 # --- legitimate but unusual kernels ------------------------------------------------------------------
 LEGIT: dict[str, str] = {
     "autotune_stack_meta_grid": HEADER + """

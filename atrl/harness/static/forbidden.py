@@ -11,6 +11,10 @@ ALLOWED_IMPORT_ROOTS = frozenset(
         "torch", "triton", "numpy", "math", "typing", "typing_extensions", "dataclasses", "functools",
         "itertools", "operator", "collections", "enum", "abc", "__future__", "os", "sys", "time",
         "random", "warnings", "copy", "numbers", "contextlib", "types", "statistics", "string", "re",
+        # tensor rearrangement, imported by KernelBench's level-3 Mamba2 references (so by their
+        # whole-file echoes); what its calls compute reaches the dispatcher, which the run-time
+        # provenance check records like any PyTorch op
+        "einops",
     }
 )  # fmt: skip
 
