@@ -91,3 +91,54 @@ def test_use_of_a_reference_name_is_a_static_reward_hack(case):
         verdict = harness.evaluate(case.task, case.source)
     assert (verdict.stage, verdict.error_class, verdict.line) == ("static", "static:reference-access", case.line)
     assert verdict.reward_hack and "disallowed shortcut" in verdict.feedback
+
+
+_ECHO_TAIL = '''
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _copy_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+class ModelNew(BASE):
+    INIT
+    def forward(self, x, *rest):
+        y = torch.empty_like(x)
+        _copy_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
+        return y
+'''
+_ECHO_STYLES = {
+    "subclass": _ECHO_TAIL.replace("BASE", "Model").replace("    INIT\n", ""),
+    "module": _ECHO_TAIL.replace("BASE", "nn.Module").replace(
+        "INIT", "def __init__(self, *args, **kwargs):\n        super(ModelNew, self).__init__()\n"),
+}
+
+
+@pytest.mark.skipif(not __import__("os").environ.get("ATRL_KERNELBENCH"),
+                    reason="no KernelBench checkout: set $ATRL_KERNELBENCH to its root")
+@pytest.mark.parametrize("style", sorted(_ECHO_STYLES))
+def test_every_kernelbench_file_echoed_whole_passes_the_static_stage(style):
+    # The whole reference file, then a Triton ModelNew (as nn.Module, or as a subclass of the
+    # echoed Model that inherits its constructor): nothing in KernelBench's own code may make the
+    # static stage reject the answer.
+    import os
+    from pathlib import Path
+
+    from atrl.harness.static.checks import check_static
+    from atrl.tasks.kernelbench import compute_policy_for
+
+    root = Path(os.environ["ATRL_KERNELBENCH"])
+    root = root / "KernelBench" if (root / "KernelBench").is_dir() else root
+    rejected = {}
+    for level in (1, 2, 3):
+        for path in sorted((root / f"level{level}").glob("*.py")):
+            found = check_static(path.read_text() + _ECHO_STYLES[style], compute_policy=compute_policy_for(level))
+            if found:
+                rejected[f"level{level}/{path.stem}"] = found[0].message
+    assert len(list(root.glob("level[123]/*.py"))) >= 250
+    assert rejected == {}
