@@ -20,6 +20,7 @@ from atrl.eval.availability import RunTiming, explained, format_metric, run_timi
 from atrl.eval.breakdown import TaskOutcome, later_turns, per_task, verdict_cascade
 from atrl.eval.episodes import EpisodeSummary, to_attempts
 from atrl.eval.metrics import FAST_P_THRESHOLDS, by_level, summarize
+from atrl.harness.feedback.failures import JUDGE_SIDE_CLASSES
 from atrl.jsonio import read_journal
 
 EPISODES_FILE = "episodes.jsonl"
@@ -165,6 +166,15 @@ def write_report(run_dir: str | Path) -> Path:
     lines += [f"- {label}: {BACKEND_MODES[label]}" for label in timing.backends if label in BACKEND_MODES]
     if not timing.timed:
         lines.append(f"- timing: speed metrics are {timing.not_timed}: correctness only, speedups are never invented")
+    unjudged = Counter(cls for cls in errors.elements() if cls in JUDGE_SIDE_CLASSES)
+    if unjudged:
+        tasks = sorted({e.task_id for e in episodes for t in e.turns if t.error_class in JUDGE_SIDE_CLASSES})
+        turns, n_tasks = sum(unjudged.values()), len(tasks)
+        lines.append(f"- not judged: {turns} turn{'s' * (turns != 1)} of {n_tasks} task{'s' * (n_tasks != 1)} ("
+                     + ", ".join(f"{cls} ×{n}" for cls, n in unjudged.most_common())
+                     + "): the judge's side, not the policy's (a task reference that failed at this size, a busy "
+                     "GPU); they count as failed in the tables below — " + ", ".join(tasks[:5])
+                     + (", ..." if len(tasks) > 5 else ""))
     lines += ["", "## Metrics", "", metrics_table(metrics["best_of_turns"], metrics["last_turn"]),
               "", "## By level (best of turns)", "", level_table(metrics["by_level"]),
               "", "## By task", "", task_table(metrics["by_task"]),

@@ -208,3 +208,13 @@ def test_the_report_says_how_often_later_turns_repair_a_wrong_kernel_and_keep_a_
     assert "first turn correct, second turn correct too (kept): 1/2 (50%)" in report
     _, single = _metrics_and_report(tmp_path / "one", [_ep("builtin/relu", 0, [1.0])])
     assert "Turns after the first" not in single
+
+
+def test_the_report_says_which_turns_the_judge_could_not_judge(tmp_path):
+    unjudgeable = _ep("kernelbench/level2/34_ConvTranspose3d_LayerNorm_GELU_Scaling", 0, [0.0])
+    unjudgeable.turns[0].error_class, unjudgeable.turns[0].stage = "task:reference-error", "compile"
+    _, report = _metrics_and_report(tmp_path / "run", [unjudgeable, _ep("builtin/relu", 0, [1.0])])
+    assert "- not judged: 1 turn of 1 task (task:reference-error ×1)" in report
+    assert "34_ConvTranspose3d_LayerNorm_GELU_Scaling" in report.split("## Metrics")[0]
+    _, plain = _metrics_and_report(tmp_path / "plain", [_ep("builtin/relu", 0, [0.1, 1.0])])
+    assert "not judged" not in plain
