@@ -143,7 +143,8 @@ class Episode:
             self.best_feedback = verdict.feedback
         self.attempts.append({"turn": turn.index, "score": turn.score, "stage": verdict.stage,
                               "error_class": verdict.error_class, "message": verdict.message})
-        pieces = [Piece(prompts.feedback_message(turn.index, turn.score, verdict.feedback), "feedback")]
+        cut_at = self.config.max_response_tokens if turn.finish_reason == "length" else None
+        pieces = [Piece(prompts.feedback_message(turn.index, turn.score, verdict.feedback, cut_at), "feedback")]
         if turn.kb_text:
             pieces.append(Piece(f"\n\nNotes from the knowledge base:\n{turn.kb_text}", "kb"))
         room = self.config.context_budget - self.reserve() - len(self.ctx)

@@ -50,10 +50,13 @@ def task_message(task: Task, preset: str | None) -> str:
     )
 
 
-def feedback_message(turn: int, score: float, feedback: str) -> str:
-    """The harness's verdict on attempt `turn` (0-based), as the policy sees it."""
+def feedback_message(turn: int, score: float, feedback: str, cut_at: int | None = None) -> str:
+    """The harness's verdict on attempt `turn` (0-based), as the policy sees it; `cut_at`: the
+    token limit the response ran into, when it was cut there (the harness cannot know that)."""
+    cut = (f"Your answer was cut at the limit of {cut_at} tokens before it ended: write a shorter answer "
+           "(less explanation, one complete module).\n") if cut_at is not None else ""
     return (
-        f"Result of attempt {turn + 1}: score {score:.3g}.\n{feedback.strip()}\n\n"
+        f"Result of attempt {turn + 1}: score {score:.3g}.\n{cut}{feedback.strip()}\n\n"
         "Fix the problems or make the kernel faster, and answer again with the complete module."
     )
 

@@ -153,6 +153,21 @@ def test_no_context_ever_exceeds_the_budget(task, harness, knowledge, write_repl
         assert len(traj.turns) == 8 and (traj.compactions >= 1) == (budget < 3000)
 
 
+
+def test_the_policy_is_told_when_its_answer_was_cut_at_the_token_limit(task, harness, write_replay, attempt_text):
+    long = {"task_id": task.id, "turn": 0, "response": attempt_text(0) + " padding" * 400}
+    recs = [long] + turns(task.id, 2, attempt_text)[1:]
+    cfg = AgentConfig(max_turns=2, turns_per_segment=2, context_budget=BIG, max_response_tokens=250)
+    (traj,) = run_episodes(ReplayPolicy(write_replay(recs, "cut.jsonl")), harness, [task], 1, cfg)
+    assert [t.finish_reason for t in traj.turns] == ["length", "stop"]
+    from atrl.policy.simple_tokenizer import detokenize
+
+    context = detokenize(traj.segments[0].token_ids)
+    note = "Your answer was cut at the limit of 250 tokens"
+    assert context.count(note) == 1  # after the cut answer, not after the complete one
+    assert context.index(note) < context.index("Result of attempt 2")
+
+
 def test_a_fresh_context_that_cannot_fit_a_turn_ends_the_episode(task, harness, write_replay, attempt_text):
     cfg = AgentConfig(max_turns=3, context_budget=600, max_response_tokens=200)
     (traj,) = run_episodes(ReplayPolicy(write_replay(turns(task.id, 3, attempt_text))), harness, [task], 1, cfg)
