@@ -18,6 +18,15 @@ ALLOWED_IMPORT_ROOTS = frozenset(
     }
 )  # fmt: skip
 
+_DISPATCH_GUARDS = (
+    "DisableTorchFunction", "DisableTorchFunctionSubclass", "ExcludeDispatchKeyGuard", "_DisableFuncTorch",
+    "_DisablePythonDispatcher", "_DisableTorchDispatch", "_ExcludeDispatchKeyGuard", "_ForceDispatchKeyGuard",
+    "_IncludeDispatchKeyGuard", "_PreserveDispatchKeyGuard", "_SetExcludeDispatchKeyGuard",
+    "_dispatch_tls_set_dispatch_key_excluded", "_dispatch_tls_set_dispatch_key_included", "_set_dispatch_mode",
+    "_unset_dispatch_mode", "_pop_torch_dispatch_stack", "_push_on_torch_dispatch_stack",
+)  # fmt: skip
+_DISPATCH_INSTEAD = "let PyTorch dispatch normally: the harness records what it computes"
+
 # Qualified-name prefixes and the rule each breaks; the first matching entry wins, so the
 # specific entries (`os.path`, `contextlib.suppress`) come before their module.
 FORBIDDEN: list[tuple[str, str, str]] = [
@@ -154,6 +163,10 @@ FORBIDDEN: list[tuple[str, str, str]] = [
     ("torch.backends", "static:monkeypatch", "do not change global torch settings"),
     ("torch.library", "static:monkeypatch", "do not register or override torch operators"),
     ("torch.overrides", "static:monkeypatch", "do not override torch functions"),
+    # switching off or replacing the dispatch modes through which the harness records what PyTorch
+    # computes (`_DISPATCH_GUARDS` below, under torch._C)
+    ("torch.utils._python_dispatch", "static:monkeypatch", _DISPATCH_INSTEAD),
+    *(("torch._C." + name, "static:monkeypatch", _DISPATCH_INSTEAD) for name in _DISPATCH_GUARDS),
     ("torch.Tensor._make_subclass", "static:monkeypatch", "return plain torch tensors"),
     ("torch.cuda.set_per_process_memory_fraction", "static:monkeypatch", "do not change global torch settings"),
     ("torch.cuda.Stream", "static:cuda-stream-or-graph", "launch on the current stream"),
