@@ -166,7 +166,7 @@ def write_report(run_dir: str | Path) -> Path:
     lines += [f"- {label}: {BACKEND_MODES[label]}" for label in timing.backends if label in BACKEND_MODES]
     if not timing.timed:
         lines.append(f"- timing: speed metrics are {timing.not_timed}: correctness only, speedups are never invented")
-    unjudged = Counter(cls for cls in errors.elements() if cls in JUDGE_SIDE_CLASSES)
+    unjudged = Counter({cls: n for cls, n in errors.items() if cls in JUDGE_SIDE_CLASSES})
     if unjudged:
         tasks = sorted({e.task_id for e in episodes for t in e.turns if t.error_class in JUDGE_SIDE_CLASSES})
         turns, n_tasks = sum(unjudged.values()), len(tasks)

@@ -9,7 +9,6 @@ stage_seconds filled; the pool fills score, feedback and the cache fields.
 from __future__ import annotations
 
 import os
-import re
 import sys
 import time
 from collections.abc import Callable
@@ -124,7 +123,6 @@ def _record_unexpected(verdict: Verdict, exc: BaseException, stage: str, candida
 
 # A compile-stage error that names CUDA on a backend whose tensors live on the CPU (the interpreter,
 # Ascend without an NPU) comes from code written for a GPU: `device="cuda"`, `.cuda()`, `assert x.is_cuda`.
-_MENTIONS_CUDA = re.compile(r"cuda|CUDA")
 CPU_DEVICE_HINT = ("This backend runs your kernels on the CPU (Triton's interpreter): the inputs are CPU tensors. "
                    "Allocate with device=x.device, and do not call .cuda() or assert x.is_cuda.")
 
@@ -152,11 +150,12 @@ def _note_reference_time(report_stage: Callable, reference, inputs, preset: str 
 
     note = getattr(report_stage, "note", lambda **facts: None)
     input_bytes = sum(v.numel() * v.element_size() for v in inputs if isinstance(v, torch.Tensor))
-    note(preset=preset, default_preset=backend.default_preset, inputs=describe_inputs(inputs),
+    described = describe_inputs(inputs)
+    note(preset=preset, default_preset=backend.default_preset, inputs=described,
          input_bytes=input_bytes, reference_running=True)
     copies = copy_inputs(inputs)
     start = time.perf_counter()
-    with torch.no_grad(), reference_blamed(preset, inputs):
+    with torch.no_grad(), reference_blamed(preset, described):
         outputs = as_tensor_list(reference(*copies)) or []
     backend.synchronize()
     note(reference_seconds=round(time.perf_counter() - start, 4))
@@ -223,7 +222,7 @@ def _run_stages(task: Task, code: str, options: JudgeOptions, backend, verdict: 
         if is_cuda_error(exc) or is_out_of_memory(exc):
             raise
         failure = classify_compile_error(exc, candidate_file, kernel_names)
-        if backend.device.type == "cpu" and _MENTIONS_CUDA.search(failure.message):
+        if backend.device.type == "cpu" and "cuda" in failure.message.lower():
             failure.message += f"\n{CPU_DEVICE_HINT}"
         raise failure from exc
 

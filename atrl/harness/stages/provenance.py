@@ -499,17 +499,14 @@ def decide(recorder: ProvenanceRecorder, roots: list[torch.Tensor], rule: Proven
     compute = pytorch_work(path, reference)
     total = reference.copy_bytes if reference.movement_only else reference.bytes
     if rule.policy == "strict" and compute:
-        if reference.movement_only:
-            return Mismatch(
-                "correctness:pytorch-compute",
-                f"PyTorch did this task's work under the strict policy: {_top_ops(compute, total)}. This task "
-                "is data movement, so a PyTorch copy (.contiguous(), .clone(), .copy_()) of the data is its "
-                "computation: read the input and write the output in your Triton kernel"), share
+        advice = ("This task is data movement, so a PyTorch copy (.contiguous(), .clone(), .copy_()) of the data "
+                  "is its computation: read the input and write the output in your Triton kernel"
+                  if reference.movement_only else
+                  "Move that computation into your Triton kernel; use torch in forward only to allocate, view "
+                  "and copy tensors")
         return Mismatch(
             "correctness:pytorch-compute",
-            f"PyTorch computed part of the result under the strict policy: {_top_ops(compute, total)}. "
-            "Move that computation into your Triton kernel; use torch in forward only to allocate, view and "
-            "copy tensors"), share
+            f"PyTorch computed part of the result under the strict policy: {_top_ops(compute, total)}. {advice}"), share
     if rule.policy == "partial" and share < rule.threshold:
         return Mismatch(
             "correctness:low-triton-share",

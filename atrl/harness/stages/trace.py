@@ -106,19 +106,17 @@ def is_out_of_memory(exc: BaseException) -> bool:
 
 
 @contextmanager
-def reference_blamed(preset: str | None, inputs: list | None = None) -> Iterator[None]:
+def reference_blamed(preset: str | None, inputs: str = "") -> Iterator[None]:
     """Errors raised inside are the task's reference failing (`task:reference-error`), not the
     candidate's: a size preset that breaks a reference whose sizes depend on each other, a
-    package the task imports that is missing. Out-of-memory and CUDA errors pass through (the
-    pool classifies them as before)."""
+    package the task imports that is missing. `inputs` describes the inputs, when known. Out-of-memory
+    and CUDA errors pass through (the pool classifies them as before)."""
     try:
         yield
     except Exception as exc:
         if isinstance(exc, StageFailure) or is_cuda_error(exc) or is_out_of_memory(exc):
             raise
-        from atrl.harness.stages.judge import describe_inputs
-
         size = f"at the size preset {preset!r}" if preset else "at the task's written size"
-        shapes = f" (inputs {describe_inputs(inputs)})" if inputs is not None else ""
+        shapes = f" (inputs {inputs})" if inputs else ""
         raise StageFailure("task:reference-error",
                            f"the task's reference failed {size}{shapes}: {type(exc).__name__}: {exc}"[:600]) from exc
