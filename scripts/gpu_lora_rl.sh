@@ -8,6 +8,14 @@
 #   scripts/gpu_lora_rl.sh rl       STEPS steps of LoRA RL on the kept tasks            -> $ROOT/rl
 #   scripts/gpu_lora_rl.sh all      the three in order
 #   scripts/gpu_lora_rl.sh collect  metrics, configs, logs and both adapters (bf16)     -> $OUTDIR
+#   scripts/gpu_lora_rl.sh detach PHASE...  (first) run the phases in the background, in a new session, so
+#                                   that they outlive the device call (back-to-back calls keep the
+#                                   machine); log in $ROOT/detached.log
+#   scripts/gpu_lora_rl.sh watch    print each new step's metrics until WATCH_S seconds have passed
+#                                   or the detached run has ended
+#   scripts/gpu_lora_rl.sh bring    the RL run's latest checkpoint in parts of 15 MB, with its
+#                                   metrics and log, -> $OUTDIR (to resume in a later stretch:
+#                                   carry the parts in .rlckpt/, scripts/device_setup.sh parks them)
 # Several phases may be named in one call (`screen rl`); they run in order, stopping at a failure.
 # Every phase resumes or is skipped when done. Settings: ROOT (runs/gpu-lora), STEPS (30),
 # SCREEN_SAMPLES (8), RL_LR (1e-4), WORKERS (10), BACKEND (cuda), PY (python3), OUTDIR ($ROOT/out),
@@ -88,13 +96,60 @@ PYEOF
     ls -la "$OUTDIR"
 }
 
+detach() {
+    setsid nohup "$0" "$@" > "$ROOT/detached.log" 2>&1 < /dev/null &
+    echo $! > "$ROOT/detached.pid"
+    echo "[detach] $* (pid $(cat "$ROOT/detached.pid"))"
+}
+
+watch() {  # progress of the detached run: one line per finished step
+    local until=$((SECONDS + ${WATCH_S:-500})) seen=0
+    while [ $SECONDS -lt $until ]; do
+        local lines
+        lines=$(wc -l < "$ROOT/rl/metrics.jsonl" 2>/dev/null || echo 0)
+        if [ "$lines" -gt "$seen" ]; then
+            tail -n $((lines - seen)) "$ROOT/rl/metrics.jsonl" | $PY -c '
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    keys = ("step", "reward_mean", "episode_solved_rate", "time_generation_s", "time_evaluation_s", "time_update_s",
+            "judge_compile_s", "judge_correctness_s", "judge_profile_s", "judge_device_wait_s", "judge_coverage_s",
+            "judge_cached_fraction")
+    print(" ".join(f"{k}={m[k]:.3g}" if isinstance(m.get(k), float) else f"{k}={m.get(k)}" for k in keys), flush=True)'
+            seen=$lines
+        fi
+        kill -0 "$(cat "$ROOT/detached.pid" 2>/dev/null)" 2>/dev/null || { echo "[watch] the detached run has ended"; tail -5 "$ROOT/detached.log"; return 0; }
+        sleep 5
+    done
+}
+
+bring() {
+    mkdir -p "$OUTDIR"
+    local latest
+    latest=$(ls -d "$ROOT"/rl/checkpoints/step_* 2>/dev/null | sort -V | tail -1 || true)
+    if [ -n "$latest" ]; then
+        (cd "$(dirname "$latest")" && tar cf - "$(basename "$latest")") | split -b 15000000 -d - "$OUTDIR/ckpt.part"
+        echo "[bring] $(basename "$latest") in $(ls "$OUTDIR"/ckpt.part* | wc -l) parts"
+    fi
+    cp "$ROOT/rl/metrics.jsonl" "$OUTDIR/rl.metrics.jsonl" 2>/dev/null || true
+    tail -c 2000000 "$ROOT/rl.log" > "$OUTDIR/rl.log" 2>/dev/null || true
+    ls -la "$OUTDIR"
+}
+
+if [ "${1:-}" = detach ]; then
+    shift
+    detach "$@"
+    exit 0
+fi
 for phase in "${@:-all}"; do
     case "$phase" in
         sft) sft ;;
         screen) screen ;;
         rl) rl ;;
         collect) collect ;;
+        watch) watch ;;
+        bring) bring ;;
         all) sft && screen && rl ;;
-        *) echo "usage: $0 sft|screen|rl|all|collect ..." >&2; exit 2 ;;
+        *) echo "usage: $0 sft|screen|rl|all|collect|detach PHASE...|watch|bring ..." >&2; exit 2 ;;
     esac
 done
