@@ -91,6 +91,9 @@ class TrainConfig(BaseModel):
     atrl_scale: Literal["none", "std"] = Field("none", description="atrl: divide by 1 or by the group std")
     adv_eps: float = Field(1e-6, gt=0.0, description="added to standard deviations before dividing")
     mask_truncated: bool = Field(False, description="mask responses cut at the token limit")
+    advantage_control: Literal["none", "permute"] = Field(
+        "none", description="a control arm: `permute` hands each group's advantages out again at random "
+        "among its episodes (updates of the real size that carry no signal)")
 
     # loss
     clip_low: float = Field(0.2, ge=0.0, description="PPO clip below 1")

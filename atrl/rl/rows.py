@@ -16,6 +16,7 @@ Groups whose trainable tokens all have advantage 0 carry no signal and are dropp
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -110,6 +111,21 @@ def segment_token_advantages(
     return out
 
 
+def permuted_within_sizes(advantages: list[list[float]], rng: random.Random) -> list[list[float]]:
+    """The group's advantage vectors handed out again at random among the trajectories with the
+    same number of credit units (a vector fits only a trajectory of its length)."""
+    out = list(advantages)
+    by_size: dict[int, list[int]] = {}
+    for index, vector in enumerate(advantages):
+        by_size.setdefault(len(vector), []).append(index)
+    for indices in by_size.values():
+        shuffled = indices[:]
+        rng.shuffle(shuffled)
+        for target, source in zip(indices, shuffled, strict=True):
+            out[target] = advantages[source]
+    return out
+
+
 def build_rows(
     groups: Sequence[Sequence[Trajectory]],
     estimator: str,
@@ -117,18 +133,23 @@ def build_rows(
     gamma: float = 1.0,
     options: AdvantageOptions | None = None,
     mask_truncated: bool = False,
+    permute: random.Random | None = None,
 ) -> list[Row]:
     """Rows for a step: every segment of every trajectory of every group that carries signal.
 
     groups: one sequence of trajectories per task of the step. Rows without trainable tokens and
     groups whose trainable tokens all have advantage 0 are left out. `trajectory_id` numbers the
-    trajectories of the step in order (group by group).
+    trajectories of the step in order (group by group). `permute` (a control arm): each group's
+    advantages are permuted among its trajectories with this generator, so the update has the
+    real advantages' sizes and no relation to what the tokens earned.
     """
     options = options or AdvantageOptions()
     rows: list[Row] = []
     trajectory_id = 0
     for group_id, group in enumerate(groups):
         advantages = group_advantages(group, estimator, credit, gamma, options)
+        if permute is not None:
+            advantages = permuted_within_sizes(advantages, permute)
         group_rows: list[Row] = []
         for trajectory, unit_adv in zip(group, advantages, strict=True):
             per_segment = segment_token_advantages(trajectory, unit_adv, credit, gamma, mask_truncated)

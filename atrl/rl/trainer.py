@@ -365,7 +365,9 @@ class Trainer:
             (turn.verdict or {}).get("error_class") in JUDGE_SIDE_CLASSES for traj in group for turn in traj.turns)]
         cfg = self.config
         options = AdvantageOptions(eps=cfg.adv_eps, atrl_scale=cfg.atrl_scale, omega=cfg.omega)
-        rows = build_rows(groups, cfg.estimator, cfg.credit, cfg.gamma, options, cfg.mask_truncated)
+        permute = random.Random(f"permute:{cfg.seed}:{self.step}:{self.dp.rank}") \
+            if cfg.advantage_control == "permute" else None
+        rows = build_rows(groups, cfg.estimator, cfg.credit, cfg.gamma, options, cfg.mask_truncated, permute)
         world, rank = self.dp.world_size, self.dp.rank
         for row in rows:  # this rank's group k is the step's group k·W + rank
             group, sample = divmod(row.trajectory_id, g)
