@@ -29,14 +29,17 @@ fi
 # A training checkpoint brought back from an earlier stretch (`tar cf - step_N | split -b 15000000
 # -d - ckpt.part`), carried in `.rlckpt/` over one or more calls: parked as its parts come
 if [ -d .rlckpt ]; then
-    mkdir -p "$park/rlckpt" && cp .rlckpt/ckpt.part* "$park/rlckpt/" && echo "parked $(ls "$park/rlckpt" | wc -l) checkpoint parts"
+    mkdir -p "$park/rlckpt" && cp .rlckpt/*ckpt.part* "$park/rlckpt/" && echo "parked $(ls "$park/rlckpt" | wc -l) checkpoint parts"
 fi
 # restore_checkpoint RUN [RECORDS]: join the parked parts into RUN/checkpoints/ (the trainer resumes
 # from it with the same command); RECORDS: a metrics.jsonl of the run to continue (kept up to the
 # checkpoint's step by the trainer)
 restore_checkpoint() {
     mkdir -p "$1/checkpoints"
-    cat "$park"/rlckpt/ckpt.part* | tar xf - -C "$1/checkpoints" || return 1
+    local step
+    step=$(cat "$park"/rlckpt/*ckpt.part* | tar tf - | head -1 | cut -d/ -f1)
+    cat "$park"/rlckpt/*ckpt.part* | tar xf - -C "$1/checkpoints" || return 1
+    echo "$step" > "$1/checkpoints/latest"  # the marker the trainer resumes from
     [ -n "${2:-}" ] && [ ! -f "$1/metrics.jsonl" ] && cp "$2" "$1/metrics.jsonl"
     echo "restored $(ls "$1/checkpoints")"
 }

@@ -12,10 +12,11 @@
 #                                   that they outlive the device call (back-to-back calls keep the
 #                                   machine); log in $ROOT/detached.log
 #   scripts/gpu_lora_rl.sh watch    print each new step's metrics until WATCH_S seconds have passed
-#                                   or the detached run has ended
-#   scripts/gpu_lora_rl.sh bring    the RL run's latest checkpoint in parts of 15 MB, with its
-#                                   metrics and log, -> $OUTDIR (to resume in a later stretch:
-#                                   carry the parts in .rlckpt/, scripts/device_setup.sh parks them)
+#                                   or the detached runs have ended (WATCH_ROOTS: several run folders)
+#   scripts/gpu_lora_rl.sh bring    the RL run's latest checkpoint in parts of 15 MB and its records
+#                                   (metrics, config, log, trajectories) -> $OUTDIR/NAME-* (NAME: the
+#                                   last part of ROOT; to resume in a later stretch: carry the parts
+#                                   in .rlckpt/, scripts/device_setup.sh parks them)
 # Several phases may be named in one call (`screen rl`); they run in order, stopping at a failure.
 # Every phase resumes or is skipped when done. Settings: ROOT (runs/gpu-lora), STEPS (30),
 # SCREEN_SAMPLES (8), RL_LR (1e-4), WORKERS (10), BACKEND (cuda), PY (python3), OUTDIR ($ROOT/out),
@@ -102,45 +103,50 @@ detach() {
     echo "[detach] $* (pid $(cat "$ROOT/detached.pid"))"
 }
 
-watch() {  # progress of the detached run: one line per finished step
-    local until=$((SECONDS + ${WATCH_S:-500})) seen=0
+watch() {  # progress of the detached runs of $ROOT (or of each folder in WATCH_ROOTS): one line per finished step
+    local until=$((SECONDS + ${WATCH_S:-500})) roots=(${WATCH_ROOTS:-$ROOT})
+    declare -A seen
     while [ $SECONDS -lt $until ]; do
-        local lines
-        lines=$(wc -l < "$ROOT/rl/metrics.jsonl" 2>/dev/null || echo 0)
-        if [ "$lines" -gt "$seen" ]; then
-            tail -n $((lines - seen)) "$ROOT/rl/metrics.jsonl" | $PY -c '
-import json, sys
+        local running=0 root lines
+        for root in "${roots[@]}"; do
+            lines=$(cat "$root/rl/metrics.jsonl" 2>/dev/null | wc -l)
+            if [ "$lines" -gt "${seen[$root]:-0}" ]; then
+                tail -n $((lines - ${seen[$root]:-0})) "$root/rl/metrics.jsonl" | ROOT_NAME="$root" $PY -c '
+import json, os, sys
 for line in sys.stdin:
     m = json.loads(line)
-    keys = ("step", "reward_mean", "episode_solved_rate", "time_generation_s", "time_evaluation_s", "time_update_s",
-            "judge_compile_s", "judge_correctness_s", "judge_profile_s", "judge_device_wait_s", "judge_coverage_s",
-            "judge_cached_fraction")
-    print(" ".join(f"{k}={m[k]:.3g}" if isinstance(m.get(k), float) else f"{k}={m.get(k)}" for k in keys), flush=True)'
-            seen=$lines
-        fi
-        kill -0 "$(cat "$ROOT/detached.pid" 2>/dev/null)" 2>/dev/null || { echo "[watch] the detached run has ended"; tail -5 "$ROOT/detached.log"; return 0; }
+    keys = ("step", "reward_mean", "episode_solved_rate", "entropy", "truncated_responses", "time_generation_s",
+            "time_evaluation_s", "time_update_s", "judge_device_wait_s", "judge_cached_fraction")
+    print(os.environ["ROOT_NAME"], " ".join(f"{k}={m[k]:.3g}" if isinstance(m.get(k), float) else f"{k}={m.get(k)}"
+                                            for k in keys), flush=True)'
+                seen[$root]=$lines
+            fi
+            kill -0 "$(cat "$root/detached.pid" 2>/dev/null)" 2>/dev/null && running=$((running + 1))
+        done
+        [ "$running" -eq 0 ] && { echo "[watch] no detached run is running"; for root in "${roots[@]}"; do tail -3 "$root/detached.log"; done; return 0; }
         sleep 5
     done
 }
 
-bring() {
+bring() {  # the latest checkpoint in 15 MB parts (BRING_CHECKPOINT=0: none) and records.tgz (metrics,
+           # config, log, the step trajectories while they fit in 15 MB) -> $OUTDIR
     mkdir -p "$OUTDIR"
-    local latest
+    local latest name
+    name=$(basename "$ROOT")
     latest=$(ls -d "$ROOT"/rl/checkpoints/step_* 2>/dev/null | sort -V | tail -1 || true)
-    if [ -n "$latest" ]; then
-        (cd "$(dirname "$latest")" && tar cf - "$(basename "$latest")") | split -b 15000000 -d - "$OUTDIR/ckpt.part"
-        echo "[bring] $(basename "$latest") in $(ls "$OUTDIR"/ckpt.part* | wc -l) parts"
+    if [ -n "$latest" ] && [ "${BRING_CHECKPOINT:-1}" != 0 ]; then
+        (cd "$(dirname "$latest")" && tar cf - "$(basename "$latest")") | split -b 15000000 -d - "$OUTDIR/$name-ckpt.part"
+        echo "[bring] $(basename "$latest") in $(ls "$OUTDIR/$name"-ckpt.part* | wc -l) parts"
     fi
-    cp "$ROOT/rl/metrics.jsonl" "$OUTDIR/rl.metrics.jsonl" 2>/dev/null || true
-    tail -c 2000000 "$ROOT/rl.log" > "$OUTDIR/rl.log" 2>/dev/null || true
+    local items=(rl/metrics.jsonl rl/config.yaml rl.log)
+    (cd "$ROOT" && tar czf "$OUTDIR/$name-records.tgz" --ignore-failed-read "${items[@]}" rl/trajectories 2>/dev/null)
+    if [ "$(stat -c %s "$OUTDIR/$name-records.tgz")" -gt 15000000 ]; then
+        echo "[bring] the trajectories do not fit in 15 MB: records without them"
+        (cd "$ROOT" && tar czf "$OUTDIR/$name-records.tgz" --ignore-failed-read "${items[@]}" 2>/dev/null)
+    fi
     ls -la "$OUTDIR"
 }
 
-if [ "${1:-}" = detach ]; then
-    shift
-    detach "$@"
-    exit 0
-fi
 for phase in "${@:-all}"; do
     case "$phase" in
         sft) sft ;;
