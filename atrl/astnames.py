@@ -3,6 +3,17 @@
 from __future__ import annotations
 
 import ast
+import warnings
+
+
+def parse_source(source: str) -> ast.Module:
+    """`ast.parse`, without the warnings about an invalid escape such as "\\s" in a string
+    (SyntaxWarning from Python 3.12, DeprecationWarning before) that it would print once per
+    parse in the judging process: model-written code has many."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return ast.parse(source)
 
 
 def dotted_name(node: ast.AST) -> str | None:

@@ -19,6 +19,8 @@ import re
 import textwrap
 from dataclasses import dataclass
 
+from atrl.astnames import parse_source
+
 _PYTHON_TAGS = frozenset({"python", "py", "python3", "py3"})
 _FENCE = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n`]*?)[ \t]*$")
 _MODELNEW = re.compile(r"^\s*class\s+ModelNew\b", re.MULTILINE)
@@ -33,7 +35,7 @@ class _Block:
 
 def _parses(source: str) -> bool:
     try:
-        ast.parse(source)
+        parse_source(source)
     except (SyntaxError, ValueError):
         return False
     return True
@@ -43,7 +45,7 @@ def _is_module_code(source: str) -> bool:
     """True when `source` parses and holds a statement that is not a bare expression: prose
     rarely parses at all, and when it does ("hello", "Done.") it is an expression."""
     try:
-        tree = ast.parse(source)
+        tree = parse_source(source)
     except (SyntaxError, ValueError):
         return False
     return any(not isinstance(node, (ast.Expr, ast.Pass)) for node in tree.body)

@@ -11,7 +11,7 @@ import ast
 import re
 from typing import Any
 
-from atrl.astnames import dotted_name
+from atrl.astnames import dotted_name, parse_source
 
 # Words that steer retrieval toward the right guide for a PyTorch operator (matched on the
 # last component of the called name, lower-case).
@@ -41,7 +41,7 @@ def reference_operators(source: str) -> list[str]:
     """Called names (`torch.softmax`, `F.layer_norm`, `nn.Linear`, `x.sum`) and operator words
     (`@` → matmul) in the reference module, in order of first appearance. Unparsable → []."""
     try:
-        tree = ast.parse(source)
+        tree = parse_source(source)
     except SyntaxError:
         return []
     found: list[str] = []

@@ -91,3 +91,17 @@ def test_a_one_line_module_without_fences_is_code(one_line):
 
 def test_a_file_starting_with_a_byte_order_mark_is_code():
     assert extract_code("\ufeff" + KERNEL) == KERNEL
+
+
+def test_code_with_an_invalid_escape_is_read_without_printing_a_warning():
+    import warnings
+
+    from atrl.harness.static.checks import check_static
+
+    code = 'import re\n\nPATTERN = re.compile("\\s+")\n\n\nclass ModelNew:\n    pass\n'
+    response = f"Here it is:\n```python\n{code}```\n"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert extract_code(response) == code
+        check_static(code)
+    assert [w for w in caught if issubclass(w.category, (SyntaxWarning, DeprecationWarning))] == []

@@ -12,7 +12,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from atrl.astnames import dotted_name
+from atrl.astnames import dotted_name, parse_source
 
 _FP16 = re.compile(r"\b(tl\.float16|torch\.float16|float16|tl\.half|\.half\(\)|fp16)\b")
 _BF16 = re.compile(r"\b(tl\.bfloat16|torch\.bfloat16|bfloat16|bf16)\b")
@@ -120,7 +120,7 @@ def source_facts(source: str) -> SourceFacts:
     """The facts of `source`'s kernels; empty facts when it does not parse."""
     facts = SourceFacts()
     try:
-        tree = ast.parse(source)
+        tree = parse_source(source)
     except (SyntaxError, ValueError):
         return facts
     lines = source.splitlines()

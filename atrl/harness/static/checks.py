@@ -17,9 +17,9 @@ which the harness ignores, for the feedback.
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterable
 
+from atrl.astnames import parse_source
 from atrl.harness.static.ascend import check_ascend
 from atrl.harness.static.common import Aliases, Violation, live_module, violation
 from atrl.harness.static.compute_rules import check_compute
@@ -52,7 +52,7 @@ def check_static(code: str, compute_policy: str = "strict", allow_torch: Iterabl
     if compute_policy not in COMPUTE_POLICIES:
         raise ValueError(f"unknown compute policy {compute_policy!r}; expected one of {COMPUTE_POLICIES}")
     try:
-        tree = ast.parse(code)
+        tree = parse_source(code)
     except SyntaxError as error:
         line = error.lineno or 1
         return [violation("static:syntax", line, f"{error.msg}", "fix the Python syntax")]
@@ -80,7 +80,7 @@ def ignored_definitions(code: str) -> list[str]:
     order, and `"__main__ block"` when it has one: the harness ignores them. Empty when the code
     does not parse."""
     try:
-        tree = ast.parse(code)
+        tree = parse_source(code)
     except (SyntaxError, ValueError):
         return []
     return _ignored_definitions(tree)
