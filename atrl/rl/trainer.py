@@ -41,7 +41,7 @@ from atrl.harness.feedback.failures import JUDGE_SIDE_CLASSES
 from atrl.jsonio import Journal
 from atrl.rl.advantages import AdvantageOptions
 from atrl.rl.chassis import Chassis, LoraSettings, OptimSettings, adapter_base_spec
-from atrl.rl.checkpoint import latest_checkpoint, load_optimizer_state
+from atrl.rl.checkpoint import is_peft, latest_checkpoint, load_optimizer_state
 from atrl.rl.config import TrainConfig, save_config
 from atrl.rl.distributed import data_parallel, interleave
 from atrl.rl.key_relay import KeyRelay, relay_metrics
@@ -276,6 +276,7 @@ class Trainer:
                 "set rollout_engine to static, compiled or plain",
             )
         self.policy = policy
+        continues_adapter = config.lora and is_peft(policy.model)
         self.chassis = Chassis(policy.model, optim_settings(config), lora_settings(config), config.fp32_master)
         self.model: torch.nn.Module = self.chassis.model  # the trained (fp32) module
         policy.model = self.chassis.generation_model  # the weights the policy samples with
@@ -296,8 +297,10 @@ class Trainer:
         temperature = config.agent_config().temperature
         self.loss_config = LossConfig(config.clip_low, config.clip_high, config.kl_beta, temperature or 1.0,
                                       config.tis_cap)
+        # the KL's reference is the start policy: with a fresh LoRA adapter that is the base (the
+        # adapter switched off); a continued adapter is part of the start, so it is copied frozen
         self.ref_model = None
-        if config.kl_beta > 0 and not config.lora:
+        if config.kl_beta > 0 and (not config.lora or continues_adapter):
             self.ref_model = copy.deepcopy(self.chassis.generation_model).requires_grad_(False)
         self.optimizer = self.chassis.optimizer
         self.scheduler = self.chassis.scheduler

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import math
+from pathlib import Path
 
 import pytest
 import torch
@@ -168,6 +169,17 @@ def test_kl_to_the_reference_is_computed_in_the_trainer(tmp_path, lora):
     assert records[-1]["ref_kl"] > 1e-5  # moved away from it, and measured
 
 
+def test_kl_reference_of_a_continued_adapter_is_that_adapter_not_the_bare_base(tmp_path):
+    """Training that continues an adapter starts from base + adapter: the KL's reference is that
+    start, so before any update the KL is 0 (the bare base would differ from it)."""
+    adapter = _saved_adapter(tmp_path)
+    trainer = Trainer(tiny_config(tmp_path / "run", model=f"hf:{adapter}", lora=True, kl_beta=0.5, steps=1),
+                      tasks=TASKS)
+    record = trainer.train_step()
+    assert record["rows"] > 0
+    assert record["ref_kl"] == pytest.approx(0.0, abs=1e-6)
+
+
 # -- metrics -----------------------------------------------------------------------------------
 def test_step_metrics_show_segments_summaries_and_per_segment_advantages(tmp_path):
     record = Trainer(tiny_config(tmp_path, steps=1), tasks=TASKS).train_step()
@@ -221,6 +233,29 @@ def test_vllm_rollouts_are_refused_for_training(tmp_path):
 
 
 # -- LoRA --------------------------------------------------------------------------------------
+def _saved_adapter(tmp_path) -> Path:
+    """A rank-3 LoRA adapter with non-zero weights over a tiny random base, saved as a policy."""
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    from atrl.policy.adapters import write_base_spec
+    from atrl.rl.tiny import build_tiny_model
+
+    base_dir = tmp_path / "base"
+    build_tiny_model(base_dir, 0)
+    torch.manual_seed(1)
+    start = get_peft_model(AutoModelForCausalLM.from_pretrained(str(base_dir)),
+                           LoraConfig(r=3, lora_alpha=6, target_modules="all-linear", task_type="CAUSAL_LM"))
+    with torch.no_grad():
+        for name, p in start.named_parameters():
+            if "lora_B" in name:
+                p.normal_(0, 0.5)  # a non-trivial adapter (B starts at zero)
+    adapter = tmp_path / "adapter"
+    start.save_pretrained(str(adapter))
+    write_base_spec(adapter, f"hf:{base_dir}")
+    return adapter
+
+
 def _logits(model: torch.nn.Module, ids: list[int]) -> torch.Tensor:
     with torch.no_grad():
         return model(input_ids=torch.tensor([ids])).logits.float()
@@ -309,26 +344,10 @@ def test_lora_training_from_an_adapter_continues_that_adapter_over_its_own_base(
     weights), and the checkpoint is one adapter over the original base: what ships as a policy."""
     import json
 
-    from peft import LoraConfig, get_peft_model
-
     from atrl.policy import load_policy
-    from atrl.policy.adapters import write_base_spec
-    from atrl.rl.tiny import build_tiny_model
 
     base_dir = tmp_path / "base"
-    build_tiny_model(base_dir, 0)
-    from transformers import AutoModelForCausalLM
-
-    torch.manual_seed(1)
-    start = get_peft_model(AutoModelForCausalLM.from_pretrained(str(base_dir)),
-                           LoraConfig(r=3, lora_alpha=6, target_modules="all-linear", task_type="CAUSAL_LM"))
-    with torch.no_grad():
-        for name, p in start.named_parameters():
-            if "lora_B" in name:
-                p.normal_(0, 0.5)  # a non-trivial adapter (B starts at zero)
-    adapter = tmp_path / "adapter"
-    start.save_pretrained(str(adapter))
-    write_base_spec(adapter, f"hf:{base_dir}")
+    adapter = _saved_adapter(tmp_path)
     ids = list(range(3, 30))
     merged_start = _logits(load_policy(f"hf:{adapter}", engine=None).model, ids)
 
