@@ -8,7 +8,8 @@
 #   stable_tree                           — after sourcing: enter a copy of the tree that later calls keep
 #                                           (for background jobs; see the end of this file)
 #   restore_checkpoint RUN [RECORDS]      — after sourcing: a checkpoint carried in parts (.rlckpt/) into RUN
-park="$HOME/atrl-model"
+export ATRL_PARK="$HOME/atrl-model"  # (exported: restore_checkpoint runs in child scripts too)
+park=$ATRL_PARK
 mkdir -p "$park"
 # Ray's wheel parts (scripts/device_prepare.sh ray), parked as they come; installed once all are there
 if [ -d .rayp ]; then
@@ -37,12 +38,13 @@ fi
 restore_checkpoint() {
     mkdir -p "$1/checkpoints"
     local step
-    step=$(cat "$park"/rlckpt/*ckpt.part* | tar tf - | head -1 | cut -d/ -f1)
-    cat "$park"/rlckpt/*ckpt.part* | tar xf - -C "$1/checkpoints" || return 1
+    step=$(cat "$ATRL_PARK"/rlckpt/*ckpt.part* | tar tf - | awk -F/ 'NR == 1 {print $1}')
+    cat "$ATRL_PARK"/rlckpt/*ckpt.part* | tar xf - -C "$1/checkpoints" || return 1
     echo "$step" > "$1/checkpoints/latest"  # the marker the trainer resumes from
     [ -n "${2:-}" ] && [ ! -f "$1/metrics.jsonl" ] && cp "$2" "$1/metrics.jsonl"
     echo "restored $(ls "$1/checkpoints")"
 }
+export -f restore_checkpoint  # for scripts run from this shell (scripts/gpu_rl_diagnosis.sh resume)
 if [[ "${1:-}" == part[0-9][0-9] ]]; then
     cp ".m/$1" "$park/$1" && echo "parked $1 ($(stat -c %s "$park/$1") bytes)"
     exit 0

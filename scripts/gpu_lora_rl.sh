@@ -109,7 +109,7 @@ watch() {  # progress of the detached runs of $ROOT (or of each folder in WATCH_
     while [ $SECONDS -lt $until ]; do
         local running=0 root lines
         for root in "${roots[@]}"; do
-            lines=$(cat "$root/rl/metrics.jsonl" 2>/dev/null | wc -l)
+            lines=$(cat "$root/rl/metrics.jsonl" 2>/dev/null | wc -l || true)
             if [ "$lines" -gt "${seen[$root]:-0}" ]; then
                 tail -n $((lines - ${seen[$root]:-0})) "$root/rl/metrics.jsonl" | ROOT_NAME="$root" $PY -c '
 import json, os, sys
@@ -147,6 +147,11 @@ bring() {  # the latest checkpoint in 15 MB parts (BRING_CHECKPOINT=0: none) and
     ls -la "$OUTDIR"
 }
 
+if [ "${1:-}" = detach ]; then
+    shift
+    detach "$@"
+    exit 0
+fi
 for phase in "${@:-all}"; do
     case "$phase" in
         sft) sft ;;

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The arms of docs/experiments/rl-decline.md, side by side on one GPU, in the background
+# (run from the stable tree: `source scripts/device_setup.sh && stable_tree` first):
+#   scripts/gpu_rl_diagnosis.sh start   detach arm P (advantages permuted within groups, lr 1e-4)
+#                                       and arm S (lr 2e-5), both from the shipped adapter with the
+#                                       recorded run's settings, 7 harness workers each, one GPU lock
+#   scripts/gpu_rl_diagnosis.sh resume  also detach the recorded run's continuation to step 30 from
+#                                       the carried step-22 checkpoint (.rlckpt/), as runs/diag/R
+#   scripts/gpu_rl_diagnosis.sh watch   their steps as they finish (WATCH_S seconds)
+#   scripts/gpu_rl_diagnosis.sh bring   each arm's records (metrics, config, log, trajectories) ->
+#                                       $OUTDIR; checkpoints only with BRING_CHECKPOINT=1
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DIAG=${DIAG:-runs/diag}
+OUTDIR=${OUTDIR:-$DIAG.out}
+TASKS="task_ids=[builtin/argmax_dim,builtin/bmm,builtin/cross_entropy,builtin/embedding,builtin/gelu_tanh,\
+builtin/layer_norm,builtin/log_softmax,builtin/matmul,builtin/matmul_bt,builtin/matvec,builtin/mse_loss,\
+builtin/rms_norm,builtin/sum_dim,builtin/transpose]"  # the shipped adapter's screen (docs/benchmarks/train.md)
+COMMON="--set harness_timed_calls=20 --set harness_stage_timeouts.compile=30 \
+--set harness_stage_timeouts.correctness=30 --set save_every=4"
+export ATRL_GPU_LOCK_DIR=${ATRL_GPU_LOCK_DIR:-$(realpath -m "$DIAG/.gpu-locks")}  # no arm's timing overlaps another's candidates
+export START=smollm2-135m-triton STEPS=${STEPS:-30} WORKERS=${WORKERS:-7}
+
+arm() {  # arm NAME LR EXTRA...
+    local name=$1 lr=$2; shift 2
+    mkdir -p "$DIAG/$name"
+    echo "$TASKS" > "$DIAG/$name/screen.ids"
+    ROOT="$DIAG/$name" RL_LR=$lr EXTRA_RL="$COMMON $*" scripts/gpu_lora_rl.sh detach rl
+}
+
+case "${1:-}" in
+    start)
+        arm P 1e-4 --set advantage_control=permute
+        arm S 2e-5 ;;
+    resume)
+        mkdir -p "$DIAG/R/rl"
+        restore_checkpoint "$DIAG/R/rl" docs/benchmarks/train-mechanics/rl-lora-30.metrics.jsonl
+        arm R 1e-4 ;;
+    watch)
+        WATCH_ROOTS="$(ls -d "$DIAG"/*/ | tr '\n' ' ')" ROOT="$DIAG" scripts/gpu_lora_rl.sh watch ;;
+    bring)
+        for root in "$DIAG"/*/; do
+            [ -f "$root/rl/metrics.jsonl" ] || continue
+            ROOT=${root%/} OUTDIR=$OUTDIR BRING_CHECKPOINT=${BRING_CHECKPOINT:-0} scripts/gpu_lora_rl.sh bring > /dev/null
+        done
+        ls -la "$OUTDIR" ;;
+    *) echo "usage: $0 start|resume|watch|bring" >&2; exit 2 ;;
+esac
