@@ -8,8 +8,12 @@ settings) gives the step's expected solve rate with no learning at all. Observed
 takes the task draw out of the comparison: a slope of that difference away from 0 is the effect
 of the updates, not of which tasks came up.
 
+With `--against OTHER/metrics.jsonl` (an arm run with the same seed, so each step drew the same
+tasks): the paired per-step differences of the solve rate (this run minus the other) over steps
+2..N, their mean with a t interval, and a two-sided sign-flip test (exact up to 20 pairs).
+
     python benchmarks/rl_run_summary.py --metrics RUN/metrics.jsonl [--config RUN/config.yaml \
-        --screen SCREEN/episodes.jsonl] [--markdown OUT.md]
+        --screen SCREEN/episodes.jsonl] [--against OTHER/metrics.jsonl] [--markdown OUT.md]
 """
 
 from __future__ import annotations
@@ -68,6 +72,33 @@ def slope_ci(xs: list[float], ys: list[float], level: float = 0.95) -> tuple[flo
     return slope, slope - half, slope + half
 
 
+def paired_comparison(rows: list[dict], other: list[dict], key: str = "episode_solved_rate") -> str:
+    """Markdown: this run minus `other`, step by step over the steps both reached (from step 2:
+    step 1's rollouts are the same in arms that share a seed and a start)."""
+    from atrl.rl.experiment_stats import sign_flip_test
+
+    theirs = {int(r["step"]): float(r[key]) for r in other}
+    steps = [int(r["step"]) for r in rows if int(r["step"]) >= 2 and int(r["step"]) in theirs]
+    if len(steps) < 3:
+        raise SystemExit(f"the runs share {len(steps)} steps after step 1; a comparison needs at least 3")
+    ours = {int(r["step"]): float(r[key]) for r in rows}
+    diffs = [ours[s] - theirs[s] for s in steps]
+    n, mean = len(diffs), sum(diffs) / len(diffs)
+    sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1))
+    half = t_quantile(0.975, n - 1) * sd / math.sqrt(n)
+    p = sign_flip_test(diffs) if n <= 20 else _sign_flip_sampled(diffs)
+    return (f"Paired by step ({key}, this run minus the other), steps {steps[0]}-{steps[-1]} ({n} pairs): "
+            f"mean {mean:+.4f}, 95% CI [{mean - half:+.4f}, {mean + half:+.4f}] (t, {n - 1} df), "
+            f"sign-flip p = {p:.3g}" + ("" if n <= 20 else " (200,000 random flips)"))
+
+
+def _sign_flip_sampled(diffs: list[float], draws: int = 200_000) -> float:
+    rng = random.Random(0)
+    observed = abs(sum(diffs) / len(diffs)) - 1e-12
+    hits = sum(abs(sum(d if rng.random() < 0.5 else -d for d in diffs) / len(diffs)) >= observed for _ in range(draws))
+    return (hits + 1) / (draws + 1)
+
+
 def expected_solve_rates(config_path: Path, screen_path: Path, steps: list[int]) -> list[float]:
     """Per step: the start policy's screened solve rate averaged over the tasks the trainer drew."""
     from atrl.rl.config import TrainConfig
@@ -96,6 +127,7 @@ def main() -> None:
     parser.add_argument("--metrics", type=Path, required=True)
     parser.add_argument("--config", type=Path, help="the run's config.yaml (with --screen)")
     parser.add_argument("--screen", type=Path, help="episodes.jsonl of the start policy's screen (with --config)")
+    parser.add_argument("--against", type=Path, help="metrics.jsonl of another arm with the same seed")
     parser.add_argument("--markdown", type=Path)
     args = parser.parse_args()
     if (args.config is None) != (args.screen is None):
@@ -121,6 +153,9 @@ def main() -> None:
         slope, low, high = slope_ci([float(s) for s in steps], ys)
         head, tail = sum(ys[:5]) / min(5, len(ys)), sum(ys[-5:]) / min(5, len(ys))
         lines.append(f"| {key} | {head:.4g} | {tail:.4g} | {slope:+.4g} | [{low:+.4g}, {high:+.4g}] |")
+    if args.against:
+        other = [json.loads(line) for line in args.against.read_text().splitlines() if line.strip()]
+        lines += ["", paired_comparison(rows, other)]
     text = "\n".join(lines)
     print(text)
     if args.markdown:
