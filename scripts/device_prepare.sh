@@ -28,6 +28,15 @@ gguf=$(python3 -c "import importlib.metadata as m; d = m.distribution('llm-smoll
 rm -f .m/part*
 split -b 40000000 -d "$gguf" .m/part
 sha256sum "$gguf" | cut -c1-64 > .m/sha256
+# KERNELBENCH=PATH (a KernelBench checkout): its tasks and evaluator (KernelBench/, src/, ~2 MB) in .kb/,
+# for scripts/gpu_judge_benchmarks.sh there (KERNELBENCH=.kb)
+if [ -n "${KERNELBENCH:-}" ]; then
+    grep -qx '/.kb/' .git/info/exclude || echo '/.kb/' >> .git/info/exclude
+    rm -rf .kb && mkdir -p .kb
+    cp -r "$KERNELBENCH/KernelBench" "$KERNELBENCH/src" .kb/
+    cp "$KERNELBENCH"/pyproject.toml .kb/ 2>/dev/null || true
+    du -sh .kb
+fi
 if [ "${1:-}" = "ray" ]; then
     for d in .rayw .rayp; do grep -qx "/$d/" .git/info/exclude || echo "/$d/" >> .git/info/exclude; done
     rm -rf .rayw .rayp && mkdir -p .rayw .rayp
