@@ -138,7 +138,7 @@ bring() {  # the latest checkpoint in 15 MB parts (BRING_CHECKPOINT=0: none) and
         (cd "$(dirname "$latest")" && tar cf - "$(basename "$latest")") | split -b 15000000 -d - "$OUTDIR/$name-ckpt.part"
         echo "[bring] $(basename "$latest") in $(ls "$OUTDIR/$name"-ckpt.part* | wc -l) parts"
     fi
-    local items=(rl/metrics.jsonl rl/config.yaml rl.log)
+    local items=(rl/metrics.jsonl rl/config.yaml rl.log nll.md)
     (cd "$ROOT" && tar czf "$OUTDIR/$name-records.tgz" --ignore-failed-read "${items[@]}" rl/trajectories 2>/dev/null)
     if [ "$(stat -c %s "$OUTDIR/$name-records.tgz")" -gt 15000000 ]; then
         echo "[bring] the trajectories do not fit in 15 MB: records without them"

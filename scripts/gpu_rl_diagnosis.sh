@@ -7,6 +7,9 @@
 #   scripts/gpu_rl_diagnosis.sh resume  also detach the recorded run's continuation to step 30 from
 #                                       the carried step-22 checkpoint (.rlckpt/), as runs/diag/R
 #   scripts/gpu_rl_diagnosis.sh watch   their steps as they finish (WATCH_S seconds)
+#   scripts/gpu_rl_diagnosis.sh score   each arm's latest checkpoint against the start: per-token NLL of
+#                                       the 14 tasks' reference solutions (benchmarks/solution_likelihood.py,
+#                                       fp32 on the CPU) -> ARM/nll.md
 #   scripts/gpu_rl_diagnosis.sh bring   each arm's records (metrics, config, log, trajectories) ->
 #                                       $OUTDIR; checkpoints only with BRING_CHECKPOINT=1
 set -euo pipefail
@@ -41,11 +44,19 @@ case "${1:-}" in
         arm R 1e-4 ;;
     watch)
         WATCH_ROOTS="$(ls -d "$DIAG"/*/ | tr '\n' ' ')" ROOT="$DIAG" scripts/gpu_lora_rl.sh watch ;;
+    score)
+        ids=${TASKS#task_ids=[}
+        for root in "$DIAG"/*/; do
+            latest=$(ls -d "$root"rl/checkpoints/step_* 2>/dev/null | sort -V | tail -1 || true)
+            [ -n "$latest" ] || continue
+            echo "${root%/} $(basename "$latest"): $(${PY:-python3} benchmarks/solution_likelihood.py --policy "$START" \
+                --policy "hf:$latest/model" --part train --level 1 --tasks "${ids%]}" --markdown "$root/nll.md" 2>&1 | tail -1)"
+        done ;;
     bring)
         for root in "$DIAG"/*/; do
             [ -f "$root/rl/metrics.jsonl" ] || continue
             ROOT=${root%/} OUTDIR=$OUTDIR BRING_CHECKPOINT=${BRING_CHECKPOINT:-0} scripts/gpu_lora_rl.sh bring > /dev/null
         done
         ls -la "$OUTDIR" ;;
-    *) echo "usage: $0 start|resume|watch|bring" >&2; exit 2 ;;
+    *) echo "usage: $0 start|resume|watch|score|bring" >&2; exit 2 ;;
 esac
