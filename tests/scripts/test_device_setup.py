@@ -43,3 +43,32 @@ def test_a_checkpoint_carried_in_parts_over_two_calls_is_restored_into_the_run(t
     assert (restored / "model" / "adapter_model.safetensors").read_bytes() == bytes(range(256)) * 400
     assert (restored / "trainer_state.pt").read_bytes() == b"state" * 3000
     assert (run / "metrics.jsonl").read_text() == '{"step": 1}\n'
+    from atrl.rl.checkpoint import latest_checkpoint
+
+    assert latest_checkpoint(run) == restored  # the trainer resumes from it, not from scratch
+
+
+def test_the_model_carried_in_three_parts_is_joined_and_checked(tmp_path):
+    import hashlib
+
+    model = bytes(range(256)) * 1000
+    chunks = [model[:100_000], model[100_000:200_000], model[200_000:]]
+    home = tmp_path / "home"
+    for index, chunk in enumerate(chunks[:2]):
+        tree = tmp_path / f"call{index}"
+        (tree / ".m").mkdir(parents=True)
+        (tree / ".m" / f"part0{index}").write_bytes(chunk)
+        out = subprocess.run(["bash", str(SCRIPT), f"part0{index}"], cwd=tree, capture_output=True, text=True,
+                             env={"HOME": str(home), "PATH": "/usr/bin:/bin"}, timeout=60)
+        assert out.returncode == 0, out.stderr
+    last = tmp_path / "call2"
+    (last / ".m").mkdir(parents=True)
+    (last / ".m" / "part02").write_bytes(chunks[2])
+    (last / ".m" / "sha256").write_text(hashlib.sha256(model).hexdigest() + "\n")
+    out = _call(last, home, 'echo "GGUF=$ATRL_SMOLLM2_GGUF"')
+    assert out.returncode == 0, out.stderr
+    joined = Path(out.stdout.split("GGUF=")[1].strip())
+    assert joined.read_bytes() == model
+    (last / ".m" / "sha256").write_text("0" * 64 + "\n")  # a part lost between calls: named, not used
+    out = _call(last, home, 'echo "GGUF=$ATRL_SMOLLM2_GGUF"')
+    assert "checksum mismatch" in out.stderr and "GGUF=\n" in out.stdout
