@@ -1,6 +1,7 @@
 """How likely does a policy find the tasks' reference solutions? Per-token negative log-likelihood
 of each task's reference solution as the answer to the agent's first prompt (the SFT example of
-that task: the same prompt, knowledge-base text and response format), under two or more policies,
+that task: the same prompt, knowledge-base text and response format; `atrl.rl.solution_nll`, which
+training logs per step with `solution_nll: true`), under two or more policies,
 on the tasks of a split's part. Where RL moves a policy, this says whether it moved towards or
 away from known-correct answers, task by task, with no sampling noise.
 
@@ -18,15 +19,13 @@ from __future__ import annotations
 import argparse
 import math
 import statistics
-from collections import Counter
 from pathlib import Path
 
 import torch
 
 from atrl.kb.inject import KnowledgeInjector
 from atrl.policy import load_policy
-from atrl.rl.sft import collate, target_nll_sum
-from atrl.rl.sft_data import BuildReport, SftExample, solution_examples
+from atrl.rl.solution_nll import solution_nll, solution_nll_examples
 from atrl.rl.split import read_split, split_tasks
 from atrl.tasks.registry import load_suite
 
@@ -34,18 +33,6 @@ from atrl.tasks.registry import load_suite
 AGENT = dict(max_turns=2, turns_per_segment=1, max_segments=2, context_budget=4608, max_response_tokens=1024,
              summary_tokens=128)
 KB_TOKENS = 400
-
-
-def nll_per_token(policy, examples: list[SftExample]) -> dict[str, float]:
-    """Mean NLL (nats per target token) of each example's solution, keyed by task id."""
-    model = policy.model.eval()
-    device = next(model.parameters()).device
-    out = {}
-    with torch.no_grad():
-        for example in examples:
-            batch = collate([example], pad_id=0, device=device)
-            out[example.task_id] = float(target_nll_sum(model, batch, autocast=False)) / example.num_targets
-    return out
 
 
 def main() -> None:
@@ -80,12 +67,11 @@ def main() -> None:
         injector = KnowledgeInjector(args.platform, budget_tokens=KB_TOKENS,
                                      count_tokens=lambda text, p=policy: len(p.tokenize(text)),
                                      allow_example_tasks=train_ids)
-        report = BuildReport()
-        examples = solution_examples(policy, tasks, AGENT, [args.platform], [args.preset], [True],
-                                     lambda _platform, i=injector: i, report)
-        if report.skipped:
-            print(f"{spec}: skipped {dict(Counter(report.skipped))}")
-        results[spec] = nll_per_token(policy, examples)
+        examples = solution_nll_examples(policy, tasks, AGENT, args.platform, args.preset, injector)
+        skipped = sorted({t.id for t in tasks} - {e.task_id for e in examples})
+        if skipped:
+            print(f"{spec}: not scored (no solution, or longer than the response limit): {', '.join(skipped)}")
+        results[spec] = solution_nll(policy.model, examples, 0, next(policy.model.parameters()).device, False)
         print(f"{spec}: {len(examples)} solutions scored", flush=True)
     base = args.policy[0]
     common = sorted(set.intersection(*(set(r) for r in results.values())))

@@ -22,7 +22,8 @@ builtin/rms_norm,builtin/sum_dim,builtin/transpose]"  # the shipped adapter's sc
 # micro_batch_tokens halves the update's logits memory (one run alone held 61 GB; three share the
 # GPU); the step's loss and gradient do not depend on the micro-batch split (ATRL-SPEC invariant 10)
 COMMON="--set harness_timed_calls=20 --set harness_stage_timeouts.compile=30 \
---set harness_stage_timeouts.correctness=30 --set save_every=4 --set micro_batch_tokens=8192"
+--set harness_stage_timeouts.correctness=30 --set save_every=4 --set micro_batch_tokens=8192 \
+--set solution_nll=true"
 export PYTORCH_CUDA_ALLOC_CONF=${PYTORCH_CUDA_ALLOC_CONF:-expandable_segments:True}
 export ATRL_GPU_LOCK_DIR=${ATRL_GPU_LOCK_DIR:-$(realpath -m "$DIAG/.gpu-locks")}  # no arm's timing overlaps another's candidates
 export START=smollm2-135m-triton STEPS=${STEPS:-30} WORKERS=${WORKERS:-7}

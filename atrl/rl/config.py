@@ -126,6 +126,10 @@ class TrainConfig(BaseModel):
     tasks_per_step: int = Field(4, ge=1, description="tasks sampled per step")
     steps: int = Field(100, ge=1, description="training steps")
     seed: int = Field(0, description="seeds task sampling, generation and initialisation")
+    solution_nll: bool = Field(
+        False, description="each step, before its update, log `solution_nll`: the mean per-token NLL of the "
+        "training tasks' reference solutions as answers to the agent's first prompt (tasks with a solution that "
+        "fits the response limit; no sampling, so its change between steps is the policy's)")
     min_multi_segment_fraction: float | None = Field(
         None,
         ge=0.0,

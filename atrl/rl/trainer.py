@@ -27,6 +27,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import random
+import statistics
 import sys
 import time
 from contextlib import nullcontext
@@ -302,6 +303,16 @@ class Trainer:
         self.ref_model = None
         if config.kl_beta > 0 and (not config.lora or continues_adapter):
             self.ref_model = copy.deepcopy(self.chassis.generation_model).requires_grad_(False)
+        self.solution_examples = []
+        if config.solution_nll:
+            from atrl.rl.solution_nll import solution_nll_examples
+
+            self.solution_examples = solution_nll_examples(
+                policy, self.tasks, dict(config.agent), config.agent_config().platform, self.prompt_preset,
+                self.knowledge if config.agent_config().kb else None)
+            if not self.solution_examples:
+                print("warning: solution_nll is on, but no training task has a reference solution that fits "
+                      "agent.max_response_tokens: nothing to measure", file=sys.stderr)
         self.optimizer = self.chassis.optimizer
         self.scheduler = self.chassis.scheduler
         self.step = 0
@@ -401,6 +412,17 @@ class Trainer:
                 for row, lps in zip(rows, refs, strict=True):
                     row.ref_logprobs = lps
 
+    def _solution_nll(self) -> dict[str, float]:
+        """`solution_nll` (mean over tasks of the per-token NLL of their reference solutions) under
+        the weights the step's episodes were sampled with; {} when off or nothing to measure."""
+        if not self.solution_examples:
+            return {}
+        from atrl.rl.solution_nll import solution_nll
+
+        with self.dp.full_params(self.train_model):
+            per_task = solution_nll(self.model, self.solution_examples, self.pad_id, self.device, self.config.bf16)
+        return {"solution_nll": statistics.fmean(per_task.values()), "solution_nll_tasks": float(len(per_task))}
+
     def update(self, rows: list[Row]) -> tuple[LossStats, float, dict[str, float]]:
         """`ppo_epochs` optimizer steps over the rows (this rank's; the step's when alone), then
         the policy's sampling weights refreshed; returns the last epoch's stats (summed over
@@ -453,6 +475,7 @@ class Trainer:
         step_rows = [row for rank_rows in self.dp.gather(rows) for row in rank_rows]
         if self.dp.is_main:
             self._save_trajectories(step + 1, step_trajectories)
+        known = self._solution_nll()
         update_started = time.perf_counter()
         moved = {"update_norm": 0.0, "update_rel_norm": 0.0, "update_fraction_changed": 0.0,
                  "policy_fraction_changed": 0.0}
@@ -471,6 +494,7 @@ class Trainer:
         if isinstance(self.reward_source, KeyRelay):
             record |= relay_metrics(self.reward_source, step_trajectories)
         record |= stats.means()
+        record |= known
         record["grad_norm"] = grad_norm
         record |= moved
         warning = compaction_warning(record, self.config.min_multi_segment_fraction)

@@ -368,3 +368,23 @@ def test_lora_training_from_an_adapter_continues_that_adapter_over_its_own_base(
     resumed = Trainer(tiny_config(out, model=f"hf:{adapter}", lora=True, steps=3, save_every=2, lr=5e-2), tasks=TASKS)
     assert resumed.step == 2  # the continued adapter resumes from its own checkpoint
     assert torch.allclose(_logits(resumed.model, ids), trained, atol=1e-5)
+
+
+def test_solution_nll_is_measured_each_step_before_its_update(tmp_path):
+    """`solution_nll`: the reference solutions' per-token NLL under the weights the step sampled
+    with (step 1: the start), and it moves once the weights do."""
+    from atrl.rl.solution_nll import solution_nll
+    from atrl.tasks.task import Task
+
+    tasks = [Task(id=f"synthetic/t{i}", suite="synthetic", name=f"t{i}", level=1, source=f"X = {i}\n",
+                  solution=f"a = {i}\n") for i in range(2)] + [TASKS[2]]  # the last has no solution
+    config = tiny_config(tmp_path, steps=2, solution_nll=True, synthetic_saturation=60,
+                         agent=dict(max_response_tokens=200, context_budget=1400))
+    trainer = Trainer(config, tasks=tasks)
+    assert [e.task_id for e in trainer.solution_examples] == ["synthetic/t0", "synthetic/t1"]
+    start = solution_nll(trainer.model, trainer.solution_examples, trainer.pad_id, trainer.device, False)
+    first, second = trainer.train_step(), trainer.train_step()
+    assert first["solution_nll_tasks"] == 2.0
+    assert first["solution_nll"] == pytest.approx(sum(start.values()) / 2, rel=1e-6)
+    assert first["update_norm"] > 0
+    assert second["solution_nll"] != pytest.approx(first["solution_nll"], rel=1e-6)
