@@ -54,7 +54,7 @@ if [ -d .whl ]; then
 fi
 export PYTHONPATH="/tmp/site:$PWD${PYTHONPATH:+:$PYTHONPATH}"
 if [ -f .m/sha256 ]; then
-    for part in .m/part*; do cp "$part" "$park/"; done
+    for part in .m/part[0-9][0-9]; do [ -f "$part" ] && cp "$part" "$park/"; done  # parts carried with the checksum
     cat "$park"/part[0-9][0-9] > "$park/smollm2.gguf"
     if [ "$(sha256sum "$park/smollm2.gguf" | cut -c1-64)" != "$(cat .m/sha256)" ]; then
         echo "model checksum mismatch: parked $(ls "$park" | grep -c '^part') parts; the machine may have been given back between the calls (run them again)" >&2

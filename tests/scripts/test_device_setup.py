@@ -61,12 +61,16 @@ def test_the_model_carried_in_three_parts_is_joined_and_checked(tmp_path):
         out = subprocess.run(["bash", str(SCRIPT), f"part0{index}"], cwd=tree, capture_output=True, text=True,
                              env={"HOME": str(home), "PATH": "/usr/bin:/bin"}, timeout=60)
         assert out.returncode == 0, out.stderr
-    last = tmp_path / "call2"
+    third = tmp_path / "call2"  # the last part on its own, like the first two
+    (third / ".m").mkdir(parents=True)
+    (third / ".m" / "part02").write_bytes(chunks[2])
+    subprocess.run(["bash", str(SCRIPT), "part02"], cwd=third, check=True, capture_output=True,
+                   env={"HOME": str(home), "PATH": "/usr/bin:/bin"}, timeout=60)
+    last = tmp_path / "call3"  # then the checksum with no part beside it
     (last / ".m").mkdir(parents=True)
-    (last / ".m" / "part02").write_bytes(chunks[2])
     (last / ".m" / "sha256").write_text(hashlib.sha256(model).hexdigest() + "\n")
     out = _call(last, home, 'echo "GGUF=$ATRL_SMOLLM2_GGUF"')
-    assert out.returncode == 0, out.stderr
+    assert out.returncode == 0 and out.stderr == "", out.stderr
     joined = Path(out.stdout.split("GGUF=")[1].strip())
     assert joined.read_bytes() == model
     (last / ".m" / "sha256").write_text("0" * 64 + "\n")  # a part lost between calls: named, not used
