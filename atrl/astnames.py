@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import ast
+import threading
 import warnings
 
+# CPython 3.11 keeps the AST constructor's recursion counter per interpreter, not per thread:
+# parses running at once in several threads (the harness's pool threads beside the caller) can
+# fail with "SystemError: AST constructor recursion depth mismatch" (python/cpython#106905).
+_PARSE_LOCK = threading.RLock()  # re-entrant: a parse that runs inside another (a finalizer) must not deadlock
 
-def parse_source(source: str) -> ast.Module:
-    """`ast.parse`, without the warnings about an invalid escape such as "\\s" in a string
-    (SyntaxWarning from Python 3.12, DeprecationWarning before) that it would print once per
-    parse in the judging process: model-written code has many."""
-    with warnings.catch_warnings():
+
+def parse_source(source: str, filename: str = "<unknown>") -> ast.Module:
+    """`ast.parse`, one thread at a time (see above), and without the warnings about an invalid
+    escape such as "\\s" in a string (SyntaxWarning from Python 3.12, DeprecationWarning before)
+    that it would print once per parse in the judging process: model-written code has many."""
+    with _PARSE_LOCK, warnings.catch_warnings():
         warnings.simplefilter("ignore", SyntaxWarning)
         warnings.simplefilter("ignore", DeprecationWarning)
-        return ast.parse(source)
+        return ast.parse(source, filename=filename)
 
 
 def dotted_name(node: ast.AST) -> str | None:

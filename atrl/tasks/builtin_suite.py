@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from atrl.astnames import parse_source
 from atrl.errors import TaskLoadError
 from atrl.tasks.task import Task
 
@@ -42,7 +43,7 @@ def literal_value(node: ast.expr):
 
 def _read_meta(path: Path, source: str) -> tuple[dict, str]:
     try:
-        tree = ast.parse(source, filename=str(path))
+        tree = parse_source(source, filename=str(path))
     except SyntaxError as exc:
         raise TaskLoadError(str(path), f"syntax error on line {exc.lineno}: {exc.msg}", "fix the file") from None
     meta = None

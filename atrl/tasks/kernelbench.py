@@ -14,6 +14,7 @@ import math
 import re
 from pathlib import Path
 
+from atrl.astnames import parse_source
 from atrl.errors import TaskLoadError, UsageError
 from atrl.tasks.resize import integer_constants
 from atrl.tasks.task import Task
@@ -301,7 +302,7 @@ def preset_for_source(source: str, max_dim: int, max_elements: int | None = None
        inputs stay larger than their kernels); constants of equal value are halved together.
     Constants at or below the limits are untouched. Returns name -> new value (empty: no change).
     """
-    tree = ast.parse(source)
+    tree = parse_source(source)
     budget = max_elements if max_elements is not None else 16 * max_dim * max_dim
     constants = integer_constants(source)
     values = {name: capped(value, max_dim) for name, value in constants.items() if value > max_dim}
@@ -370,7 +371,7 @@ def parse_module(path: Path, required: tuple[str, ...]) -> tuple[str, ast.Module
     except (OSError, UnicodeDecodeError) as exc:
         raise TaskLoadError(str(path), f"cannot be read ({exc})") from None
     try:
-        tree = ast.parse(source, filename=str(path))
+        tree = parse_source(source, filename=str(path))
     except SyntaxError as exc:
         raise TaskLoadError(str(path), f"syntax error on line {exc.lineno}: {exc.msg}", "fix the file") from None
     defined = {s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.ClassDef))}

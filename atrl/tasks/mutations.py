@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 
+from atrl.astnames import parse_source
+
 
 class _StoresPlusOne(ast.NodeTransformer):
     """Rewrites the value argument of every `tl.store(ptr, value, ...)` to `value + 1`."""
@@ -18,7 +20,7 @@ class _StoresPlusOne(ast.NodeTransformer):
 def plus_one_variant(source: str) -> str | None:
     """`source` with every `tl.store` writing `value + 1` (every store: a kernel may take a branch
     the last store is not on); None when it has no store."""
-    tree = ast.parse(source)
+    tree = parse_source(source)
     if not any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "store"
                for n in ast.walk(tree)):
         return None

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import ast
 
+from atrl.astnames import parse_source
+
 
 def _is_int_literal(node: ast.expr) -> bool:
     """An integer written as a literal, possibly with arithmetic on literals only (`1 << 20`, `2**14`)."""
@@ -58,7 +60,7 @@ def integer_constants(source: str) -> dict[str, int]:
     """Top-level `NAME = <integer literal expression>` assignments, in file order, including the
     elements of `A, B = 1, 2` and of `SHAPE = (4096, 64)` (keys `SHAPE[0]`, `SHAPE[1]`)."""
     found: dict[str, int] = {}
-    for stmt in ast.parse(source).body:
+    for stmt in parse_source(source).body:
         for name, value in _assigned_values(stmt):
             if _is_int_literal(value):
                 found[name] = _literal_value(value)
@@ -76,7 +78,7 @@ def substitute_constants(source: str, values: dict[str, int]) -> str:
     lines = source.splitlines(keepends=True)
     seen: set[str] = set()
     edits: list[tuple[int, int, int, int, str]] = []
-    for stmt in ast.parse(source).body:
+    for stmt in parse_source(source).body:
         for target, v in _assigned_values(stmt):
             if target in values:
                 edits.append((v.lineno, v.col_offset, v.end_lineno or v.lineno, v.end_col_offset or 0,

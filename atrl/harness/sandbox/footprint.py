@@ -30,6 +30,8 @@ import ast
 import hashlib
 from dataclasses import dataclass
 
+from atrl.astnames import parse_source
+
 # Elements per chunk of a comparison (`atrl.harness.stages.compare`) on a GPU, and the memory
 # estimate's bound: its float64 temporaries stay near 1.6 GiB however large the output (a whole
 # float64 copy of a 6 GiB fp32 output is 12 GiB), in few enough chunks that launching each chunk's
@@ -146,7 +148,7 @@ def defines_inputs(source: str, multi_case: bool) -> bool:
     """Whether a task's source defines its input function (read, not executed)."""
     wanted = "get_input_groups" if multi_case else "get_inputs"
     try:
-        tree = ast.parse(source)
+        tree = parse_source(source)
     except SyntaxError:
         return True  # let the measurement, then the judge, report the broken source
     return any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == wanted
