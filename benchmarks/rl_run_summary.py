@@ -10,7 +10,7 @@ of the updates, not of which tasks came up.
 
 With `--against OTHER/metrics.jsonl` (an arm run with the same seed, so each step drew the same
 tasks): the paired per-step differences of the solve rate (this run minus the other) over steps
-2..N, their mean with a t interval, and a two-sided sign-flip test (exact up to 20 pairs).
+2..N, their mean with a t interval, and a two-sided sign-flip test (exact up to 20 pairs, then sampled).
 
     python benchmarks/rl_run_summary.py --metrics RUN/metrics.jsonl [--config RUN/config.yaml \
         --screen SCREEN/episodes.jsonl] [--against OTHER/metrics.jsonl] [--markdown OUT.md]
@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import random
 from collections import defaultdict
 from pathlib import Path
 
@@ -86,23 +85,16 @@ def paired_comparison(rows: list[dict], other: list[dict], key: str = "episode_s
     n, mean = len(diffs), sum(diffs) / len(diffs)
     sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1))
     half = t_quantile(0.975, n - 1) * sd / math.sqrt(n)
-    p = sign_flip_test(diffs) if n <= 20 else _sign_flip_sampled(diffs)
+    p = sign_flip_test(diffs)
     return (f"Paired by step ({key}, this run minus the other), steps {steps[0]}-{steps[-1]} ({n} pairs): "
             f"mean {mean:+.4f}, 95% CI [{mean - half:+.4f}, {mean + half:+.4f}] (t, {n - 1} df), "
-            f"sign-flip p = {p:.3g}" + ("" if n <= 20 else " (200,000 random flips)"))
-
-
-def _sign_flip_sampled(diffs: list[float], draws: int = 200_000) -> float:
-    rng = random.Random(0)
-    observed = abs(sum(diffs) / len(diffs)) - 1e-12
-    hits = sum(abs(sum(d if rng.random() < 0.5 else -d for d in diffs) / len(diffs)) >= observed for _ in range(draws))
-    return (hits + 1) / (draws + 1)
+            f"sign-flip p = {p:.3g}" + ("" if 2 ** n <= 2**20 else " (200,000 random flips)"))
 
 
 def expected_solve_rates(config_path: Path, screen_path: Path, steps: list[int]) -> list[float]:
     """Per step: the start policy's screened solve rate averaged over the tasks the trainer drew."""
     from atrl.rl.config import TrainConfig
-    from atrl.rl.trainer import _load_tasks
+    from atrl.rl.trainer import _load_tasks, draw_tasks
 
     config = TrainConfig(**yaml.safe_load(config_path.read_text()))
     tasks = _load_tasks(config)
@@ -115,9 +107,7 @@ def expected_solve_rates(config_path: Path, screen_path: Path, steps: list[int])
         raise SystemExit(f"the screen has no episodes of {', '.join(missing)}: pass the screen of this run's start policy")
     rates = []
     for step in steps:  # the trainer's step counter is 0-based; the metrics' is 1-based
-        rng = random.Random(f"{config.seed}:{step - 1}")
-        drawn = rng.sample(tasks, config.tasks_per_step) if config.tasks_per_step <= len(tasks) \
-            else [rng.choice(tasks) for _ in range(config.tasks_per_step)]
+        drawn = draw_tasks(tasks, config.tasks_per_step, config.seed, step - 1)
         rates.append(sum(sum(solved[t.id]) / len(solved[t.id]) for t in drawn) / len(drawn))
     return rates
 

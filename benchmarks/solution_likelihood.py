@@ -7,7 +7,7 @@ away from known-correct answers, task by task, with no sampling noise.
 
     python benchmarks/solution_likelihood.py --policy smollm2-135m-triton --policy hf:CKPT/model \
         --split configs/split-builtin.yaml --part train --level 1 [--tasks a,b] [--platform cuda] \
-        [--device cpu] [--markdown OUT.md]
+        [--config configs/train-compaction-gpu.yaml] [--device cpu] [--markdown OUT.md]
 
 Measured on the 14 training tasks of the LoRA RL run (docs/benchmarks/train.md): the shipped
 adapter gives its training solutions 0.0020 nats per token; the step-22 RL checkpoint 0.0041,
@@ -22,17 +22,14 @@ import statistics
 from pathlib import Path
 
 import torch
+import yaml
 
 from atrl.kb.inject import KnowledgeInjector
 from atrl.policy import load_policy
+from atrl.rl.config import TrainConfig
 from atrl.rl.solution_nll import solution_nll, solution_nll_examples
 from atrl.rl.split import read_split, split_tasks
 from atrl.tasks.registry import load_suite
-
-# the RL runs' agent settings (configs/train-compaction-gpu.yaml)
-AGENT = dict(max_turns=2, turns_per_segment=1, max_segments=2, context_budget=4608, max_response_tokens=1024,
-             summary_tokens=128)
-KB_TOKENS = 400
 
 
 def main() -> None:
@@ -42,6 +39,8 @@ def main() -> None:
     parser.add_argument("--part", default="train", choices=["train", "heldout"])
     parser.add_argument("--level", type=int)
     parser.add_argument("--tasks", help="only these task ids, comma-separated")
+    parser.add_argument("--config", type=Path, default=Path("configs/train-compaction-gpu.yaml"),
+                        help="a training config: its agent settings and kb_tokens build the prompts")
     parser.add_argument("--platform", default="cuda")
     parser.add_argument("--preset", default="full")
     parser.add_argument("--device", default="cpu",
@@ -60,14 +59,16 @@ def main() -> None:
         if missing:
             raise SystemExit(f"not in the {args.part} part (level {args.level}): {', '.join(sorted(missing))}")
         tasks = [t for t in tasks if t.id in wanted]
+    train_config = TrainConfig(**yaml.safe_load(args.config.read_text()))
+    agent, kb_tokens = dict(train_config.agent), train_config.kb_tokens
     train_ids = sorted(t.id for t in split_tasks(split, "train", load_suite(split.suite).tasks))
     results: dict[str, dict[str, float]] = {}
     for spec in args.policy:
         policy = load_policy(spec, device=args.device, dtype=torch.float32, engine=None)
-        injector = KnowledgeInjector(args.platform, budget_tokens=KB_TOKENS,
+        injector = KnowledgeInjector(args.platform, budget_tokens=kb_tokens,
                                      count_tokens=lambda text, p=policy: len(p.tokenize(text)),
                                      allow_example_tasks=train_ids)
-        examples = solution_nll_examples(policy, tasks, AGENT, args.platform, args.preset, injector)
+        examples = solution_nll_examples(policy, tasks, agent, args.platform, args.preset, injector)
         skipped = sorted({t.id for t in tasks} - {e.task_id for e in examples})
         if skipped:
             print(f"{spec}: not scored (no solution, or longer than the response limit): {', '.join(skipped)}")

@@ -5,8 +5,8 @@ arms that assume no distribution (few seeds: exact permutation tests and a boots
   T), the per-seed endpoint.
 - `permutation_test`: two-sided exact test of a difference in means between two groups of seeds
   (every relabelling when there are at most `exact_limit`, else a seeded Monte-Carlo sample).
-- `sign_flip_test`: two-sided exact test of paired differences (seeds pair the arms); with n
-  pairs its smallest possible p-value is 2 / 2**n.
+- `sign_flip_test`: two-sided test of paired differences (seeds or steps pair the arms), exact
+  up to `exact_limit` flips, else sampled; with n pairs its smallest exact p-value is 2 / 2**n.
 - `bootstrap_ci`: percentile interval of the difference in means, resampling seeds within arms.
 """
 
@@ -53,15 +53,22 @@ def permutation_test(a: Sequence[float], b: Sequence[float], exact_limit: int = 
     return (hits + 1) / (samples + 1)
 
 
-def sign_flip_test(differences: Sequence[float]) -> float:
-    """P(|mean of sign-flipped differences| >= |observed mean|), exact over all 2**n flips."""
+def sign_flip_test(differences: Sequence[float], exact_limit: int = 2**20, samples: int = 200_000,
+                   seed: int = 0) -> float:
+    """P(|mean of sign-flipped differences| >= |observed mean|): exact over all 2**n flips when
+    there are at most `exact_limit`, else over a seeded Monte-Carlo sample of flips."""
     if not differences:
         raise ValueError("no paired differences")
     observed = abs(statistics.fmean(differences)) - 1e-12
-    hits = 0
-    for signs in itertools.product((1.0, -1.0), repeat=len(differences)):
-        hits += abs(statistics.fmean(s * d for s, d in zip(signs, differences, strict=True))) >= observed
-    return hits / 2 ** len(differences)
+    if 2 ** len(differences) <= exact_limit:
+        hits = 0
+        for signs in itertools.product((1.0, -1.0), repeat=len(differences)):
+            hits += abs(statistics.fmean(s * d for s, d in zip(signs, differences, strict=True))) >= observed
+        return hits / 2 ** len(differences)
+    rng = random.Random(seed)
+    hits = sum(abs(statistics.fmean(d if rng.random() < 0.5 else -d for d in differences)) >= observed
+               for _ in range(samples))
+    return (hits + 1) / (samples + 1)
 
 
 def bootstrap_ci(a: Sequence[float], b: Sequence[float], level: float = 0.95, samples: int = 20_000,

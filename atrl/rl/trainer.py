@@ -30,6 +30,7 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Sequence
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
@@ -231,6 +232,16 @@ def _make_reward_source(config: TrainConfig) -> RewardSource:
                         memory_capacity=gib_bytes(config.harness_memory_gib), preset=config.agent.get("preset"))
 
 
+def draw_tasks(tasks: Sequence[Task], k: int, seed: int, step: int) -> list[Task]:
+    """The tasks of (0-based) `step`: k of them without replacement (with, when there are fewer),
+    from a generator seeded by seed and step, so a resumed run, and anyone reading its records
+    (`benchmarks/rl_run_summary.py`), draws the same."""
+    rng = random.Random(f"{seed}:{step}")
+    if k <= len(tasks):
+        return rng.sample(list(tasks), k)
+    return [rng.choice(tasks) for _ in range(k)]
+
+
 def prompt_preset(config: TrainConfig, reward_source: object) -> str | None:
     """The size preset the task message shows: the agent's, else the one the judging harness
     runs (None: the agent's own default; rewards other than the harness judge no sizes)."""
@@ -339,11 +350,7 @@ class Trainer:
         return records
 
     def sample_tasks(self, step: int) -> list[Task]:
-        rng = random.Random(f"{self.config.seed}:{step}")
-        k = self.config.tasks_per_step
-        if k <= len(self.tasks):
-            return rng.sample(self.tasks, k)
-        return [rng.choice(self.tasks) for _ in range(k)]
+        return draw_tasks(self.tasks, self.config.tasks_per_step, self.config.seed, step)
 
     def rollout(self, step: int) -> tuple[list[Trajectory], float]:
         """G episodes per task of this rank's share (task-major order) and the seconds spent

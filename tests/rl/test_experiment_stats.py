@@ -36,6 +36,13 @@ def test_sign_flip_smallest_p_with_n_pairs():
     assert sign_flip_test([0.1, -0.1]) == 1.0
 
 
+def test_sign_flip_sampled_agrees_with_exact():
+    differences = [0.05, -0.02, 0.08, 0.01, 0.04, -0.03, 0.06, 0.02, -0.01, 0.07, 0.03, 0.00]
+    exact = sign_flip_test(differences)
+    sampled = sign_flip_test(differences, exact_limit=1, samples=50_000)
+    assert abs(exact - sampled) < 0.01
+
+
 def test_bootstrap_interval_covers_the_difference_and_shrinks_with_spread():
     a, b = [1.0, 1.2, 0.8, 1.1, 0.9], [0.0, 0.2, -0.2, 0.1, -0.1]
     low, high = bootstrap_ci(a, b)
