@@ -8,6 +8,7 @@ are the tests' own, so no worker is needed.
 
 from __future__ import annotations
 
+import gc
 import itertools
 import textwrap
 
@@ -193,3 +194,34 @@ def test_timed_call_that_skips_the_in_place_update_fails(load, monkeypatch):
     failure = timed_failure(RELU_INPLACE, load(RELU_INPLACE, RELU_INTO_NEW), monkeypatch)
     assert failure is not None and failure.error_class == "correctness:timed-output"
     assert "input 0" in failure.message
+
+
+def _live_tensors(numel: int) -> int:
+    """Tensors of `numel` elements still referenced somewhere (views of one storage count once)."""
+    storages = {obj.untyped_storage().data_ptr() for obj in gc.get_objects()
+                if isinstance(obj, torch.Tensor) and obj.numel() == numel}
+    return len(storages)
+
+
+def test_the_same_storage_call_runs_without_the_first_calls_inputs_and_results(load, monkeypatch):
+    """At KernelBench sizes (8 GiB inputs) the first call's inputs, the reference's copy and output
+    and the float64 copies held beside the second call's own took a whole-device budget past its
+    limit: only the candidate's inputs and its previous output may still be alive."""
+    from atrl.harness.stages import correctness
+    from atrl.harness.stages.provenance import ProvenanceRule
+
+    models = load(RELU, RELU_INTO_NEW)
+    alive: list[int] = []
+    original = correctness._same_storage_call
+
+    def counting(*args, **kwargs):
+        alive.append(_live_tensors(3000))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(correctness, "_same_storage_call", counting)
+    monkeypatch.setattr(correctness, "FIRST_OUTPUT_COPY_LIMIT", 0)  # no copy at such sizes either
+    backend = InterpreterBackend()
+    runner = CandidateRunner(models.candidate, backend, models.candidate_file)
+    run_trials(RELU, models, backend, runner, 2, 0, torch.float32, CorrectnessStats(),
+               rule=ProvenanceRule("partial", 0.5))
+    assert alive == [2]  # the candidate's input tensors (rewritten in place next) and its last output

@@ -15,7 +15,15 @@ import torch
 from torch import nn
 
 from atrl.harness.sandbox.footprint import FLOAT64_SLICES
-from atrl.harness.stages.compare import ErrorNorms, Mismatch, as_tensor_list, error_norms, precision_failure
+from atrl.harness.stages.compare import (
+    ErrorNorms,
+    Mismatch,
+    accumulation_allowance,
+    as_tensor_list,
+    error_norms,
+    largest_input,
+    precision_failure,
+)
 from atrl.harness.stages.inputs import Inputs, double_inputs
 
 
@@ -69,7 +77,8 @@ def sliced_precision(reference: nn.Module, reference64: nn.Module, inputs: Input
             continue
         worst = max(worst or 0.0, cand_norms[i].relative)
         label = "output" if len(refs) == 1 else f"output[{i}]"
-        failure = precision_failure(cand_norms[i], ref_norms[i].relative, bound, ref.dtype, label)
+        accumulation = accumulation_allowance(ref.dtype, largest_input(inputs), ref.numel())
+        failure = precision_failure(cand_norms[i], ref_norms[i].relative, bound, ref.dtype, label, accumulation)
         if failure is not None:
             return failure, worst, None
     return None, worst, None

@@ -6,21 +6,20 @@ import triton.language as tl
 
 @triton.jit
 def reverse_cumsum_inplace_kernel(y_ptr, n_cols, BLOCK: tl.constexpr):
-    """One program per row: the row is scanned from its end, a block at a time, in place."""
+    """One program per row: the row is scanned from its end, a block at a time, in place. Each
+    block is loaded back to front, so its inclusive scan is the suffix sum within the block."""
     row = tl.program_id(0).to(tl.int64)
     base = y_ptr + row * n_cols
     carry = 0.0
     n_blocks = tl.cdiv(n_cols, BLOCK)
     for i in range(0, n_blocks):
-        start = (n_blocks - 1 - i) * BLOCK
-        offs = start + tl.arange(0, BLOCK)
-        mask = offs < n_cols
+        end = n_cols - i * BLOCK  # this block covers [end - BLOCK, end), last element first
+        offs = end - 1 - tl.arange(0, BLOCK)
+        mask = offs >= 0
         x = tl.load(base + offs, mask=mask, other=0.0)
-        total = tl.sum(x, axis=0)
-        # sum of x[j] for j >= i inside the block, plus every later block
-        suffix = total - tl.cumsum(x, axis=0) + x + carry
+        suffix = tl.cumsum(x, axis=0) + carry
         tl.store(base + offs, suffix, mask=mask)
-        carry += total
+        carry += tl.sum(x, axis=0)
 
 
 class ModelNew(nn.Module):
