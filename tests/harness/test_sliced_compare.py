@@ -142,3 +142,17 @@ def test_the_wide_trials_output_scale_is_computed_in_chunks_without_a_full_size_
         scale = output_scale(output, chunk=1000)
     assert abs(scale - expected) <= 1e-12 * expected
     assert sizes.largest <= 1000 and "nonzero" not in sizes.ops and "index" not in sizes.ops, sizes.ops
+
+
+def test_a_scalar_output_is_not_sliced_and_says_why():
+    """A loss over 2^28-element inputs returns a 0-d tensor: no batch to slice. It raised an
+    IndexError inside the judge, reported as the candidate's runtime error (seen on an H200)."""
+    pred, target = torch.randn(64), torch.randn(64)
+
+    class Mse(nn.Module):
+        def forward(self, a, b):
+            return ((a - b) ** 2).mean()
+
+    ref = Mse()(pred, target)
+    failure, err, skipped = sliced_precision(Mse(), Mse().double(), [pred, target], ref, ref.clone(), 1e-5, 1e-4, 1e-4)
+    assert failure is None and err is None and "batch" in skipped

@@ -36,7 +36,7 @@ def not_sliceable_reason(reference: nn.Module, inputs: Inputs, ref_output, atol:
     """Why the reference cannot be evaluated slice by slice along dim 0, or None when it can."""
     refs = as_tensor_list(ref_output) or []
     tensors = [v for v in inputs if isinstance(v, torch.Tensor)] + refs
-    if not refs or any(t.dim() == 0 or t.shape[0] != refs[0].shape[0] for t in tensors):
+    if not refs or refs[0].dim() == 0 or any(t.dim() == 0 or t.shape[0] != refs[0].shape[0] for t in tensors):
         return "its inputs and outputs do not share a leading (batch) dimension"
     with torch.no_grad():
         part = as_tensor_list(reference(*_rows(inputs, 0, step))) or []

