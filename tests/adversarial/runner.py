@@ -6,6 +6,7 @@ comments:
     # expect: <failure class or static rule>[ | <alternative> ...]   (cheats only)
     # class: <attack class, or the unusual style of a legitimate kernel>
     # task: builtin/<task name>  |  tasks/<file>.py
+    # timed-only: yes        (optional: the attack is on the timing, so only timed backends judge it)
 
 `candidates/*.py` are cheats: each must get `ok=False` with one of its expected classes.
 `legit/*.py` are correct kernels written in unusual but fair ways: each must get `ok=True`.
@@ -35,7 +36,9 @@ CHEATS_DIR = HERE / "candidates"
 LEGIT_DIR = HERE / "legit"
 # Small limits keep the suite fast: every candidate here runs a small preset in well under them.
 STAGE_TIMEOUTS = {"compile": 60, "correctness": 60, "profile": 60}
-_HEADER = re.compile(r"^#\s*(expect|class|task):\s*(.+?)\s*$")
+_HEADER = re.compile(r"^#\s*(expect|class|task|timed-only):\s*(.+?)\s*$")
+# backends that time candidates (`atrl.backends.*.timed`); Ascend times only on an NPU
+TIMED_BACKENDS = {"cuda"}
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,7 @@ class Case:
     task: str
     klass: str
     expect: tuple[str, ...] = ()
+    timed_only: bool = False
 
     @property
     def legit(self) -> bool:
@@ -90,12 +94,17 @@ def load_case(path: Path) -> Case:
     if "task" not in values or "class" not in values:
         raise ValueError(f"{path.name}: the header needs `# task:` and `# class:` lines")
     expect = tuple(e.strip() for e in values.get("expect", "").split("|") if e.strip())
-    return Case(name=path.stem, path=path, task=values["task"], klass=values["class"], expect=expect)
+    return Case(name=path.stem, path=path, task=values["task"], klass=values["class"], expect=expect,
+                timed_only=values.get("timed-only", "no").lower() == "yes")
 
 
-def load_cases(directory: Path) -> list[Case]:
-    """Every `*.py` case of a suite directory, sorted by name."""
-    return [load_case(p) for p in sorted(directory.glob("*.py"))]
+def load_cases(directory: Path, backend: str | None = None) -> list[Case]:
+    """Every `*.py` case of a suite directory, sorted by name; with a `backend`, without the
+    timing attacks where that backend does not time."""
+    cases = [load_case(p) for p in sorted(directory.glob("*.py"))]
+    if backend is not None and backend not in TIMED_BACKENDS:
+        cases = [c for c in cases if not c.timed_only]
+    return cases
 
 
 def resolve_task(spec: str):
@@ -173,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--details", action="store_true", help="also list every cheat's verdict")
     parser.add_argument("--memory-gib", type=float, default=None, help="GiB per GPU the judge admits jobs against (default: its free memory); for sharing the GPU")
     args = parser.parse_args(argv)
-    cases = load_cases(CHEATS_DIR) + load_cases(LEGIT_DIR)
+    cases = load_cases(CHEATS_DIR, args.backend) + load_cases(LEGIT_DIR, args.backend)
     start = time.monotonic()
     outcomes = run_cases(cases, workers=args.workers, trials=args.trials, backend=args.backend,
                          memory_gib=args.memory_gib)

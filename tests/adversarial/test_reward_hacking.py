@@ -17,7 +17,8 @@ runner = importlib.util.module_from_spec(_spec)
 sys.modules["adversarial_runner"] = runner
 _spec.loader.exec_module(runner)
 
-CHEATS = runner.load_cases(runner.CHEATS_DIR)
+ALL_CHEATS = runner.load_cases(runner.CHEATS_DIR)
+CHEATS = runner.load_cases(runner.CHEATS_DIR, "interpreter")  # what the interpreter judges
 LEGIT = runner.load_cases(runner.LEGIT_DIR)
 ATTACK_CLASSES = {
     "pytorch-compute", "try-except", "decoy-kernel", "partial-work", "caching", "stale-buffer", "return-input",
@@ -35,9 +36,9 @@ def outcomes() -> dict[str, runner.Outcome]:
 def test_suite_covers_every_attack_class_with_enough_candidates():
     assert len(CHEATS) >= 30 and len(LEGIT) >= 15
     assert {c.klass for c in CHEATS} >= ATTACK_CLASSES
-    for case in CHEATS:
+    for case in ALL_CHEATS:
         assert case.expect and set(case.expect) <= set(FAILURE_CLASSES), case.name
-    for case in CHEATS + LEGIT:
+    for case in ALL_CHEATS + LEGIT:
         assert case.task.startswith("builtin/") or (runner.HERE / case.task).is_file(), case.name
 
 
@@ -55,10 +56,17 @@ _HOST_ALLOCATION = re.compile(r"torch\.(empty|zeros|ones|full|tensor)\((?![^\n]*
 def test_candidates_allocate_on_the_inputs_device():
     # A tensor created on the CPU makes a candidate fail on a GPU for that reason alone, and the
     # harness mechanism it targets goes untested there (the CUDA run of these suites found six).
-    offenders = [f"{c.name}:{n}" for c in CHEATS + LEGIT
+    offenders = [f"{c.name}:{n}" for c in ALL_CHEATS + LEGIT
                  for n, line in enumerate(c.path.read_text().splitlines(), 1)
                  if _HOST_ALLOCATION.search(line) and "nn.Parameter" not in line]
     assert not offenders, offenders
+
+
+def test_timing_attacks_are_judged_only_where_candidates_are_timed():
+    timed = {c.name for c in ALL_CHEATS if c.timed_only}
+    assert "timed_cache_sign_key_matmul" in timed
+    assert not timed & {c.name for c in CHEATS}  # the interpreter never times: it would accept them
+    assert timed <= {c.name for c in runner.load_cases(runner.CHEATS_DIR, "cuda")}
 
 
 def test_a_task_file_outside_the_suite_loads_with_the_builtin_loader():
@@ -98,6 +106,7 @@ def test_detection_table_reports_every_class_at_full_rate(outcomes):
 @pytest.mark.gpu
 def test_every_cheat_is_rejected_and_every_legit_kernel_accepted_on_cuda():
     # the same suites through the CUDA harness: real compilation, GPU allocator poisoning, timing
-    results = runner.run_cases(CHEATS + LEGIT, workers=4, trials=2, backend="cuda")
+    results = runner.run_cases(runner.load_cases(runner.CHEATS_DIR, "cuda") + LEGIT, workers=4, trials=2,
+                               backend="cuda")
     wrong = [(o.case.name, o.ok, o.error_class, o.message[:300]) for o in results if not o.as_expected]
     assert not wrong, wrong

@@ -110,8 +110,8 @@ def load(tmp_path, monkeypatch):
     """`load(task, code)`: the task at its default size and the candidate, built as the judge does."""
     monkeypatch.chdir(tmp_path)  # the candidate is written to a file (Triton reads kernel source)
 
-    def _load(task: Task, code: str) -> LoadedModels:
-        task_module = load_task_module(task, None)
+    def _load(task: Task, code: str, preset: str | None = None) -> LoadedModels:
+        task_module = load_task_module(task, preset)
         path = write_candidate(textwrap.dedent(code), f"inplace_{next(_tags)}")
         module = import_candidate(path)
         reference, model, init = build_models(task_module, module, 0, torch.float32, torch.device("cpu"))
@@ -225,3 +225,96 @@ def test_the_same_storage_call_runs_without_the_first_calls_inputs_and_results(l
     run_trials(RELU, models, backend, runner, 2, 0, torch.float32, CorrectnessStats(),
                rule=ProvenanceRule("partial", 0.5))
     assert alive == [2]  # the candidate's input tensors (rewritten in place next) and its last output
+
+
+_SEEN_SUMS: list[float] = []  # the input sums a recording candidate saw, call by call
+
+RECORDS_INPUT_SUMS = """
+import sys
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+SEEN = sys.modules[MODULE]._SEEN_SUMS
+
+
+@triton.jit
+def kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(y_ptr + offs, tl.maximum(tl.load(x_ptr + offs, mask=mask), 0.0), mask=mask)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        SEEN.append(float(x.double().sum()))
+        y = torch.empty_like(x)
+        kernel[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
+        return y
+""".replace("MODULE", repr(__name__))
+
+# caches its output under a key that a rescaling of the inputs leaves unchanged (where the
+# largest element is): every call with another scale gets the cached, stale result
+SCALE_BLIND_CACHE = """
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(y_ptr + offs, tl.maximum(tl.load(x_ptr + offs, mask=mask), 0.0), mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cache = {}
+
+    def forward(self, x):
+        key = int(x.argmax())
+        if key not in self.cache:
+            y = torch.empty_like(x)
+            kernel[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
+            self.cache[key] = y
+        return self.cache[key]
+"""
+
+
+def test_every_timed_call_gets_inputs_of_its_own(load, monkeypatch):
+    """A cache keyed by content (a checksum of the inputs) must never hit while timed: with the
+    same inputs in every timed call but the last, it timed a lookup instead of the work."""
+    _SEEN_SUMS.clear()
+    assert timed_failure(RELU, load(RELU, RECORDS_INPUT_SUMS), monkeypatch) is None
+    timed = _SEEN_SUMS[-4:]  # 1 warm-up call, then 4 timed ones (the last on a fresh draw)
+    assert len(set(timed)) == 4
+
+
+def test_a_cache_blind_to_the_rescaling_fails_at_a_verified_timed_call(load, monkeypatch):
+    failure = timed_failure(RELU, load(RELU, SCALE_BLIND_CACHE), monkeypatch)
+    assert failure is not None and failure.error_class == "correctness:timed-output"
+    assert "timed call" in failure.message and "cached" in failure.message
+
+
+def test_an_output_buffer_kept_between_timed_calls_passes(load, monkeypatch):
+    reused = candidate("tl.store(y_ptr + offs, tl.maximum(x, 0.0), mask=mask)",
+                       forward="y = self.__dict__.setdefault('buffer', torch.empty_like(x))", returns="y")
+    assert timed_failure(RELU, load(RELU, reused), monkeypatch) is None
+
+
+def test_a_device_side_cache_keyed_by_signs_fails_the_timed_calls(load, monkeypatch):
+    """tests/adversarial/candidates/timed_cache_sign_key_matmul.py: right on every fresh draw, so
+    the interpreter (untimed) accepts it; timed, it returned a cached product for rescaled inputs."""
+    from pathlib import Path
+
+    from atrl.tasks.registry import get_task
+
+    task = get_task("builtin/matmul")
+    cheat = (Path(__file__).parents[1] / "adversarial" / "candidates" / "timed_cache_sign_key_matmul.py").read_text()
+    failure = timed_failure(task, load(task, cheat, "small"), monkeypatch)
+    assert failure is not None and failure.error_class == "correctness:timed-output"

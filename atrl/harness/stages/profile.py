@@ -2,11 +2,17 @@
 
 Per input case: warm-up calls, then `timed_calls` CUDA-event timings of each side, alternating
 reference and candidate (and which goes first), with the L2 cache flushed before every timed
-call; medians in milliseconds, speedup = reference / candidate. Before the last timed call the
-candidate's previous output is poisoned and then the inputs are refilled in place with fresh
-values (in that order: an in-place task's output is its input), and that call's output is
-checked (caching or lazy results fail as `correctness:timed-output`), and so are its inputs
-where the reference updates its inputs in place.
+call; medians in milliseconds, speedup = reference / candidate. Every timed call gets inputs of
+its own: before each one, both sides' inputs are rewritten in place (untimed) as the case's
+inputs times a scale of that call (1 + 2^-9 to 1 + 2^-8, drawn from the trial seed), so an
+output cached by content (a checksum of the inputs) is never reused and the median times real
+work. The outputs of `VERIFIED_CALLS` of those calls, chosen by the same seed, are compared with
+the reference's of the same call (a cache keyed on something the scale leaves alone returns
+another call's result). Before the last timed call the candidate's previous output is poisoned
+and then the inputs are refilled in place with a fresh draw (in that order: an in-place task's
+output is its input), and that call's output is checked too. Failures of these checks are
+`correctness:timed-output`; where the reference updates its inputs in place, its inputs are
+compared as well.
 One extra candidate call under `torch.profiler` lists the device kernels and the share of device
 time spent in the candidate's own Triton kernels (coverage; below the threshold it is flagged). Multi-case tasks report geometric
 means over cases (so speedup is the geometric mean of the per-case speedups).
@@ -34,6 +40,7 @@ from atrl.harness.verdict import Timing
 from atrl.tasks.task import Task
 
 SPEEDUP_REVIEW = 10.0
+VERIFIED_CALLS = 3  # timed calls, besides the last, whose outputs are compared with the reference's
 
 
 @dataclass
@@ -50,10 +57,24 @@ def _timings_ms(backend: Backend, fn: Callable[[], object], calls: int) -> list[
     return [backend.time_call_ms(fn) for _ in range(calls)]
 
 
-def _refill(dst: Inputs, src: Inputs) -> None:
+def _refill(dst: Inputs, src: Inputs, scale: float = 1.0) -> None:
+    """`dst` rewritten in place from `src`, floating-point tensors times `scale`."""
     for d, s in zip(dst, src, strict=True):
         if isinstance(d, torch.Tensor):
-            d.copy_(s)
+            if scale != 1.0 and d.is_floating_point():
+                torch.mul(s, scale, out=d)
+            else:
+                d.copy_(s)
+
+
+def call_plan(seed: int, timed_calls: int) -> tuple[list[float], set[int]]:
+    """Each timed call's input scale (the last call gets a fresh draw instead) and the calls
+    whose outputs are verified, both from the trial seed, which the candidate cannot know."""
+    generator = torch.Generator().manual_seed(seed + 20_011)
+    scales = (1.0 + (1.0 + torch.rand(timed_calls, generator=generator, dtype=torch.float64)) * 2.0 ** -9).tolist()
+    earlier = timed_calls - 1
+    chosen = torch.randperm(earlier, generator=generator)[:VERIFIED_CALLS].tolist() if earlier > 0 else []
+    return scales, set(chosen)
 
 
 def profiled_kernels(backend: Backend, fn: Callable[[], object], triton_names: set[str]) -> list[dict]:
@@ -87,15 +108,22 @@ def _time_case(backend: Backend, models: LoadedModels, runner: CandidateRunner, 
     reference, candidate = models.reference, models.candidate
     ref_inputs, cand_inputs = copy_inputs(inputs), copy_inputs(inputs)
     last: list[object] = [None]
+    ref_last: list[object] = [None]  # the reference's output, kept only for a verified call
+    keep = [False]
+    scales, verified = call_plan(settings.seed, settings.timed_calls)
 
-    def run_reference() -> object:
-        return reference(*ref_inputs)
+    def run_reference() -> None:
+        output = reference(*ref_inputs)
+        if keep[0]:
+            ref_last[0] = output
 
     def run_candidate() -> None:
         last[0] = candidate(*cand_inputs)
 
     with torch.no_grad():
         for _ in range(settings.warmup_calls):
+            _refill(ref_inputs, inputs)
+            _refill(cand_inputs, inputs)
             run_reference()
             run_candidate()
         backend.synchronize()
@@ -108,13 +136,26 @@ def _time_case(backend: Backend, models: LoadedModels, runner: CandidateRunner, 
                     poison(tensor)
                 _refill(ref_inputs, fresh)
                 _refill(cand_inputs, fresh)
-                backend.synchronize()
+            else:
+                _refill(ref_inputs, inputs, scales[i])
+                _refill(cand_inputs, inputs, scales[i])
+            backend.synchronize()
+            keep[0] = i in verified
             if i % 2:
                 cand_ms.append(backend.time_call_ms(run_candidate))
                 ref_ms.append(backend.time_call_ms(run_reference))
             else:
                 ref_ms.append(backend.time_call_ms(run_reference))
                 cand_ms.append(backend.time_call_ms(run_candidate))
+            if i in verified:
+                failure = _timed_call_failure(ref_last[0], last[0], ref_inputs, cand_inputs,
+                                              settings.reference_mutates_inputs, atol, rtol)
+                if failure is not None:
+                    raise StageFailure("correctness:timed-output",
+                                       f"{label}, timed call {i + 1} of {settings.timed_calls}: {failure.message} "
+                                       "(a result cached across calls, or computed from other inputs than this "
+                                       "call's)")
+                ref_last[0] = None
         expected_inputs = copy_inputs(fresh)
         expected = reference(*expected_inputs)
         failure = _timed_call_failure(expected, last[0], expected_inputs, cand_inputs,
