@@ -39,7 +39,8 @@ PRINCIPLES = {
 KERNELBENCH_ENV = "ATRL_KERNELBENCH"
 PLUS_ONE_EXPECT = ("correctness:mismatch",)
 REQUIRED_KEYS = ("file", "task", "kind", "style", "expect")
-OPTIONAL_KEYS = ("principle", "note")
+OPTIONAL_KEYS = ("principle", "note", "timed_only")
+TIMED_BACKENDS = ("cuda",)  # backends that time candidates: only they can catch a timing attack
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,7 @@ class Candidate:
     expect: tuple[str, ...] = ()
     principle: str | None = None
     note: str = ""
+    timed_only: bool = False  # an attack on the timing: an untimed backend (the interpreter) accepts it
 
     @property
     def should_pass(self) -> bool:
@@ -85,11 +87,14 @@ def _entry(raw: object, set_dir: Path, index: int) -> Candidate:
     principle = raw.get("principle")
     if principle is not None and principle not in PRINCIPLES:
         raise UsageError(f"{where}: principle {principle!r} is unknown", f"use one of {', '.join(PRINCIPLES)}")
+    timed_only = raw.get("timed_only", False)
+    if not isinstance(timed_only, bool) or (timed_only and kind != "cheat"):
+        raise UsageError(f"{where}: timed_only {timed_only!r}", "timed_only is true or false, and true only for a cheat")
     path = set_dir / raw["file"]
     if not path.is_file():
         raise UsageError(f"{where}: {path} does not exist", "add the file or remove the entry")
     return Candidate(name=path.stem, path=path, task=str(raw["task"]), kind=kind, style=str(raw["style"]),
-                     expect=expected, principle=principle, note=str(raw.get("note", "")))
+                     expect=expected, principle=principle, note=str(raw.get("note", "")), timed_only=timed_only)
 
 
 def load_candidates(set_dir: Path = SET_DIR) -> list[Candidate]:

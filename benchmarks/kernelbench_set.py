@@ -33,6 +33,7 @@ from kernelbench_candidates import (  # noqa: E402
     KERNELBENCH_ENV,
     KINDS,
     SET_DIR,
+    TIMED_BACKENDS,
     Candidate,
     load_candidates,
     load_task,
@@ -244,6 +245,12 @@ def main(argv: list[str] | None = None) -> int:
             raise UsageError("no KernelBench checkout given", f"pass --kernelbench PATH or set ${KERNELBENCH_ENV}")
         kernelbench = Path(args.kernelbench)
         candidates = _select(load_candidates(args.set), args.only, args.kind, args.level)
+        if args.backend not in TIMED_BACKENDS:
+            untimed = [c.name for c in candidates if c.timed_only]
+            if untimed:
+                print(f"left out: {len(untimed)} timing attacks ({', '.join(untimed)}), which only a timed backend "
+                      "can catch", file=sys.stderr)
+            candidates = [c for c in candidates if not c.timed_only]
         for candidate in candidates:  # the checkout and every task file are checked before anything runs
             load_task(candidate, kernelbench)
     except UsageError as exc:

@@ -62,6 +62,10 @@ def _manifest(tmp_path: Path, text: str) -> Path:
     ("- {file: a.py, task: level1/19_ReLU, kind: wrong, style: s, expect: [x], principle: luck}\n",
      "principle 'luck' is unknown"),
     ("- {file: a.py, style: range [0, 1), kind: correct}\n", "is not valid YAML"),
+    ("- {file: a.py, task: level1/19_ReLU, kind: correct, style: s, expect: ok, timed_only: true}\n",
+     "true only for a cheat"),
+    ("- {file: a.py, task: level1/19_ReLU, kind: cheat, style: s, expect: [x], timed_only: maybe}\n",
+     "timed_only 'maybe'"),
 ])
 def test_a_malformed_manifest_is_named(tmp_path, text, problem):
     with pytest.raises(UsageError, match="manifest.yaml") as error:
@@ -170,6 +174,27 @@ def test_pytorch_beside_a_scratch_launch_is_rejected_on_the_interpreter():
     [cheat] = [c for c in CANDIDATES if c.name == "cheat_torch_beside_scratch_launch"]
     [outcome], _ = kset.judge([cheat], Path(KERNELBENCH), "interpreter", workers=1, trials=2, preset=None)
     assert not outcome.ok and outcome.as_expected
+
+
+def test_timing_attacks_are_left_out_where_nothing_is_timed(tmp_path, monkeypatch, capsys):
+    timed = [c.name for c in CANDIDATES if c.timed_only]
+    assert timed == ["cheat_timed_cache_argmax_key"]
+    judged: list[str] = []
+
+    def fake_judge(candidates, *args, **kwargs):
+        judged.extend(c.name for c in candidates)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(kset, "load_task", lambda *args: None)
+    monkeypatch.setattr(kset, "judge", fake_judge)
+    with pytest.raises(SystemExit):
+        kset.main(["--kernelbench", str(tmp_path), "--kind", "cheat"])
+    assert judged and "cheat_timed_cache_argmax_key" not in judged
+    assert "left out: 1 timing attacks (cheat_timed_cache_argmax_key)" in capsys.readouterr().err
+    judged.clear()
+    with pytest.raises(SystemExit):
+        kset.main(["--kernelbench", str(tmp_path), "--kind", "cheat", "--backend", "cuda"])
+    assert "cheat_timed_cache_argmax_key" in judged
 
 
 def test_the_runner_names_bad_input_before_judging(tmp_path, monkeypatch, capsys):
