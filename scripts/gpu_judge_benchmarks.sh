@@ -8,6 +8,10 @@
 #   scripts/gpu_judge_benchmarks.sh adversarial  tests/adversarial/runner.py --backend cuda      -> $RESULTS/adversarial-cuda.md
 #   scripts/gpu_judge_benchmarks.sh parity       benchmarks/kernelbench_parity.py (ours from the set run when it exists,
 #                                                else ours first; then theirs; resumes) -> $RESULTS/kernelbench-parity/
+#   scripts/gpu_judge_benchmarks.sh parity-alone each side alone, one candidate at a time: the harness first
+#                                                (--ours-first), then KernelBench's evaluator (--jobs 1); the
+#                                                per-candidate wall-time ratio without contention
+#                                                -> $RESULTS/kernelbench-parity-alone/
 #   scripts/gpu_judge_benchmarks.sh ray          benchmarks/ray_harness.py --backend cuda        -> $RESULTS/ray-harness-h200.{md,json}
 #   scripts/gpu_judge_benchmarks.sh gputests     pytest -m gpu tests/harness tests/backends  -> $RESULTS/gpu-tests.log
 #   scripts/gpu_judge_benchmarks.sh compare      benchmarks/compare_speed.py on 19_ReLU's output size, PyTorch vs fused
@@ -16,7 +20,8 @@
 #   scripts/gpu_judge_benchmarks.sh large        set, throughput, admission (KernelBench sizes)
 # Settings: RESULTS (runs/gpu-judge; not OUT, which the GPU machine sets to its return folder),
 # KERNELBENCH (the root of a KernelBench checkout;
-# default $ATRL_KERNELBENCH), PARITY_JOBS (2: KernelBench evaluations at once), WORKERS (4), PY (python3), MEMORY_GIB (GiB of the GPU
+# default $ATRL_KERNELBENCH), PARITY_JOBS (2: KernelBench evaluations at once), PARITY_ONLY (comma-separated
+# candidate names for the parity phases; then no wrong variants are added), WORKERS (4), PY (python3), MEMORY_GIB (GiB of the GPU
 # this invocation's judge admits jobs against; default its free memory; set it when two invocations
 # share one GPU, e.g. 100 for the KernelBench-size phases beside 30 for the small ones).
 set -uo pipefail
@@ -28,6 +33,8 @@ WORKERS=${WORKERS:-4}
 PY=${PY:-python3}
 MEMORY=()
 [ -n "${MEMORY_GIB:-}" ] && MEMORY=(--memory-gib "$MEMORY_GIB")
+ONLY=()
+[ -n "${PARITY_ONLY:-}" ] && ONLY=(--only "$PARITY_ONLY" --wrong-variants 0)
 mkdir -p "$RESULTS"
 
 need_kernelbench() {
@@ -74,7 +81,13 @@ parity() {
     local ours=(--ours-first)
     [ -f "$RESULTS/kernelbench-set-cuda.json" ] && ours=(--ours-from "$RESULTS/kernelbench-set-cuda.json")
     run kernelbench-parity $PY benchmarks/kernelbench_parity.py --kernelbench "$KERNELBENCH" \
-        --jobs "$PARITY_JOBS" "${ours[@]}" --resume "${MEMORY[@]}" --out "$RESULTS/kernelbench-parity"
+        --jobs "$PARITY_JOBS" "${ours[@]}" "${ONLY[@]}" --resume "${MEMORY[@]}" --out "$RESULTS/kernelbench-parity"
+}
+
+parity_alone() {
+    need_kernelbench
+    run kernelbench-parity-alone $PY benchmarks/kernelbench_parity.py --kernelbench "$KERNELBENCH" \
+        --jobs 1 --ours-first "${ONLY[@]}" --resume "${MEMORY[@]}" --out "$RESULTS/kernelbench-parity-alone"
 }
 
 ray_() {
@@ -100,11 +113,12 @@ for phase in "${@:-small}"; do
         feedback) feedback ;;
         adversarial) adversarial ;;
         parity) parity ;;
+        parity-alone) parity_alone ;;
         ray) ray_ ;;
         gputests) gputests ;;
         compare) compare_ ;;
         small) feedback; adversarial ;;
         large) set_; throughput; admission ;;
-        *) echo "usage: $0 set|throughput|admission|feedback|adversarial|parity|ray|gputests|compare|small|large ..." >&2; exit 2 ;;
+        *) echo "usage: $0 set|throughput|admission|feedback|adversarial|parity|parity-alone|ray|gputests|compare|small|large ..." >&2; exit 2 ;;
     esac
 done
