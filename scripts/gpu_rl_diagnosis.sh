@@ -3,7 +3,8 @@
 # (run from the stable tree: `source scripts/device_setup.sh && stable_tree` first):
 #   scripts/gpu_rl_diagnosis.sh start   detach arm P (advantages permuted within groups, lr 1e-4)
 #                                       and arm S (lr 2e-5), both from the shipped adapter with the
-#                                       recorded run's settings, 7 harness workers each, one GPU lock
+#                                       recorded run's settings, 7 harness workers each, one GPU lock;
+#                                       ARMS="P" (or "S") starts only that one
 #   scripts/gpu_rl_diagnosis.sh resume  also detach the recorded run's continuation to step 30 from
 #                                       the carried step-22 checkpoint (.rlckpt/), as runs/diag/R
 #   scripts/gpu_rl_diagnosis.sh watch   their steps as they finish (WATCH_S seconds)
@@ -37,8 +38,13 @@ arm() {  # arm NAME LR EXTRA...
 
 case "${1:-}" in
     start)
-        arm P 1e-4 --set advantage_control=permute
-        arm S 2e-5 ;;
+        for name in ${ARMS:-P S}; do
+            case "$name" in
+                P) arm P 1e-4 --set advantage_control=permute ;;
+                S) arm S 2e-5 ;;
+                *) echo "ARMS names P and S only, not $name" >&2; exit 2 ;;
+            esac
+        done ;;
     resume)
         mkdir -p "$DIAG/R/rl"
         restore_checkpoint "$DIAG/R/rl" docs/benchmarks/train-mechanics/rl-lora-30.metrics.jsonl
