@@ -401,8 +401,11 @@ def main(argv: list[str] | None = None) -> int:
         ours_first = sides_from_set_run(args.ours_from)
         missing = [c.name for c, _ in todo if c.name not in ours_first]
         if missing:
+            hint = ("run benchmarks/kernelbench_set.py on the same set and --wrong-variants"
+                    if not args.only else "with --only, variants are made from the first correct candidates of the "
+                    "selection: pass --wrong-variants 0, or run benchmarks/kernelbench_set.py on the same selection")
             print(f"error: {args.ours_from} has no verdict for {len(missing)} candidates ({', '.join(missing[:3])} ...); "
-                  "run benchmarks/kernelbench_set.py on the same set and --wrong-variants", file=sys.stderr)
+                  f"{hint}", file=sys.stderr)
             return 2
         # the set run is the harness's side of every row, those kept by --resume too: KernelBench's
         # verdicts stay, ours follow the harness version that made the set run

@@ -311,6 +311,9 @@ def test_ours_from_a_set_run_takes_its_verdicts_and_names_a_missing_candidate(mo
         set_run.write_text("[]")
         assert parity.main([*argv[:-2], "--out", str(tmp_path / "out2"), "--ours-from", str(set_run)]) == 2
         assert "has no verdict for 1 candidates (relu" in capsys.readouterr().err
+        assert parity.main([*argv[:-2], "--out", str(tmp_path / "out3"), "--ours-from", str(set_run),
+                            "--only", "relu"]) == 2
+        assert "with --only, variants are made from the first correct candidates" in capsys.readouterr().err
     finally:
         for name in ("kernelbench", "kernelbench.eval"):
             sys.modules.pop(name, None)
