@@ -172,7 +172,23 @@ def summary(rows: list[Row]) -> dict:
             "median_ratio_theirs_over_ours": round(statistics.median(theirs) / max(statistics.median(ours), 1e-9), 2),
             "total_ratio_theirs_over_ours": round(sum(theirs) / max(sum(ours), 1e-9), 2),
         }
+        own = [own_seconds(r.ours) for r in agreed]
+        if own != ours:  # the harness's side came from a set run whose workers queued for the GPU
+            result["agreed_seconds"] |= {
+                "ours_without_gpu_queue_median": round(statistics.median(own), 3),
+                "median_ratio_without_gpu_queue": round(statistics.median(theirs) / max(statistics.median(own), 1e-9), 2),
+                "total_ratio_without_gpu_queue": round(sum(theirs) / max(sum(own), 1e-9), 2),
+            }
     return result
+
+
+def own_seconds(side: Side) -> float:
+    """The harness's wall seconds for a candidate less the time its worker queued for the GPU
+    while other workers' candidates were timed (`device_wait`, recorded by a set run with several
+    workers): the candidate's own judging, as if it had the GPU alone (an estimate; the
+    `parity-alone` phase measures it)."""
+    stages = side.detail.get("stage_seconds") or {}
+    return max(side.seconds - float(stages.get("device_wait", 0.0)), 0.0)
 
 
 def markdown(rows: list[Row], command: str, device: str) -> str:
@@ -192,6 +208,10 @@ def markdown(rows: list[Row], command: str, device: str) -> str:
         lines.append(f"- wall s per candidate where both agree: ours median {t['ours_median']}, theirs median "
                      f"{t['theirs_median']}; theirs/ours {t['median_ratio_theirs_over_ours']}× (medians), "
                      f"{t['total_ratio_theirs_over_ours']}× (sums)")
+        if "ours_without_gpu_queue_median" in t:
+            lines.append(f"- the same less the harness's GPU queueing beside its other workers (`device_wait`): ours "
+                         f"median {t['ours_without_gpu_queue_median']}; theirs/ours {t['median_ratio_without_gpu_queue']}× "
+                         f"(medians), {t['total_ratio_without_gpu_queue']}× (sums)")
     lines += ["", "| candidate | task | kind | ours | theirs | class | ours s | theirs s |",
               "|---|---|---|---|---|---|---:|---:|"]
     for r in rows:

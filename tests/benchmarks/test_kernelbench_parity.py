@@ -84,6 +84,18 @@ def test_summary_counts_and_times_only_agreed_candidates():
     with_lost = parity.summary([*rows, lost])
     assert with_lost == s | {"evaluator_out_of_memory": 1}
     assert "left out: 1 candidates where KernelBench's evaluator ran out of" in parity.markdown([*rows, lost], "c", "g")
+    assert "ours_without_gpu_queue_median" not in t  # judged one at a time: nothing queued
+
+
+def test_a_set_runs_gpu_queueing_is_reported_apart():
+    rows = [row("a", True, ACCEPTED, True, ours_s=6.0, theirs_s=40.0),
+            row("b", True, ACCEPTED, True, ours_s=3.0, theirs_s=60.0)]
+    rows[0].ours.detail["stage_seconds"] = {"compile": 5.0, "correctness": 1.0, "device_wait": 4.0}
+    t = parity.summary(rows)["agreed_seconds"]
+    assert (t["ours_median"], t["median_ratio_theirs_over_ours"]) == (4.5, 11.11)
+    assert (t["ours_without_gpu_queue_median"], t["median_ratio_without_gpu_queue"]) == (2.5, 20.0)
+    assert t["total_ratio_without_gpu_queue"] == 20.0  # 100 / 5
+    assert "less the harness's GPU queueing" in parity.markdown(rows, "c", "g")
 
 
 def test_markdown_and_records_carry_every_row():
