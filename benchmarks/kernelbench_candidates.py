@@ -40,7 +40,6 @@ KERNELBENCH_ENV = "ATRL_KERNELBENCH"
 PLUS_ONE_EXPECT = ("correctness:mismatch",)
 REQUIRED_KEYS = ("file", "task", "kind", "style", "expect")
 OPTIONAL_KEYS = ("principle", "note", "timed_only")
-TIMED_BACKENDS = ("cuda",)  # backends that time candidates: only they can catch a timing attack
 
 
 @dataclass(frozen=True)

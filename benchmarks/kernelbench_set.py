@@ -33,13 +33,13 @@ from kernelbench_candidates import (  # noqa: E402
     KERNELBENCH_ENV,
     KINDS,
     SET_DIR,
-    TIMED_BACKENDS,
     Candidate,
     load_candidates,
     load_task,
     with_wrong_variants,
 )
 
+from atrl.backends import TIMED_BACKENDS  # noqa: E402
 from atrl.errors import UsageError  # noqa: E402
 
 # Default sizes on a GPU need room: a 6 GiB input is judged with its float64 and trial copies.

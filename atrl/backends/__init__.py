@@ -13,6 +13,9 @@ from atrl.backends.base import Backend
 from atrl.errors import UsageError
 
 BACKENDS = ("auto", "cuda", "interpreter", "ascend")
+# Backends that time candidates (`Backend.timed`), so only they can catch an attack on the timing.
+# Ascend times only on an NPU (its mode decides): build the backend to know there.
+TIMED_BACKENDS = frozenset({"cuda"})
 
 # A GPU driver's device files (NVIDIA, ROCm, WSL): on Linux torch sees no GPU without one of them.
 GPU_DEVICE_FILES = ("/dev/nvidiactl", "/dev/nvidia0", "/dev/kfd", "/dev/dxg")

@@ -37,8 +37,6 @@ LEGIT_DIR = HERE / "legit"
 # Small limits keep the suite fast: every candidate here runs a small preset in well under them.
 STAGE_TIMEOUTS = {"compile": 60, "correctness": 60, "profile": 60}
 _HEADER = re.compile(r"^#\s*(expect|class|task|timed-only):\s*(.+?)\s*$")
-# backends that time candidates (`atrl.backends.*.timed`); Ascend times only on an NPU
-TIMED_BACKENDS = {"cuda"}
 
 
 @dataclass(frozen=True)
@@ -101,6 +99,8 @@ def load_case(path: Path) -> Case:
 def load_cases(directory: Path, backend: str | None = None) -> list[Case]:
     """Every `*.py` case of a suite directory, sorted by name; with a `backend`, without the
     timing attacks where that backend does not time."""
+    from atrl.backends import TIMED_BACKENDS
+
     cases = [load_case(p) for p in sorted(directory.glob("*.py"))]
     if backend is not None and backend not in TIMED_BACKENDS:
         cases = [c for c in cases if not c.timed_only]

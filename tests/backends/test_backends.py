@@ -83,3 +83,11 @@ def test_auto_with_a_gpu_device_file_asks_torch(monkeypatch, tmp_path) -> None:
     assert resolve_backend("auto").name == "interpreter"
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     assert resolve_backend("auto").name == "cuda"
+
+
+def test_the_timed_backend_names_agree_with_the_backends_own_flag():
+    from atrl.backends import TIMED_BACKENDS
+    from atrl.backends.cuda import CudaBackend
+    from atrl.backends.interpreter import InterpreterBackend
+
+    assert {cls.name for cls in (CudaBackend, InterpreterBackend) if cls.timed} == set(TIMED_BACKENDS)
