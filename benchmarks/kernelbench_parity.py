@@ -450,7 +450,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(Row(name=candidate.name, task=candidate.task, kind=candidate.kind,
                             should_pass=candidate.should_pass, expect=candidate.expect,
                             principle=candidate.principle, ours=ours, theirs=theirs))
-            print(f"[{len(done) + i}/{len(pairs)}] {candidate.name}: ours {ours.label} ({ours.seconds:.1f} s), "
+            print(f"[{len(done) + i}/{len(done) + len(todo)}] {candidate.name}: ours {ours.label} ({ours.seconds:.1f} s), "
                   f"theirs {theirs.label} ({theirs.seconds:.1f} s) -> {classify(rows[-1])}", flush=True)
             # written after every candidate so an interrupted run keeps what it measured (--resume)
             write_reports(args.out, rows, command, device, args.jobs)
