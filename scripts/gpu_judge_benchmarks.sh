@@ -14,6 +14,8 @@
 #                                                -> $RESULTS/kernelbench-parity-alone/
 #   scripts/gpu_judge_benchmarks.sh ray          benchmarks/ray_harness.py --backend cuda        -> $RESULTS/ray-harness-h200.{md,json}
 #   scripts/gpu_judge_benchmarks.sh gputests     pytest -m gpu tests/harness tests/backends  -> $RESULTS/gpu-tests.log
+#   scripts/gpu_judge_benchmarks.sh builtin      the builtin suite's reference solutions at the full preset
+#                                                (atrl eval --policy reference)   -> $RESULTS/evalref/ (report.md, metrics.json)
 #   scripts/gpu_judge_benchmarks.sh compare      benchmarks/compare_speed.py on 19_ReLU's output size, PyTorch vs fused
 #                                                -> $RESULTS/compare-speed-cuda.md
 #   scripts/gpu_judge_benchmarks.sh small        feedback, then adversarial (small presets: little GPU memory)
@@ -100,6 +102,11 @@ gputests() {
     run gpu-tests $PY -m pytest -q -m gpu tests/harness tests/backends
 }
 
+builtin() {
+    run evalref $PY -m atrl eval --policy reference --with-solution --backend cuda --max-turns 1 \
+        --max-response-tokens 4096 --context-budget 16384 --no-kb --out "$RESULTS/evalref"
+}
+
 compare_() {
     run compare-speed $PY benchmarks/compare_speed.py --elements 1610612736 --device cuda --repeats 5
     cp "$RESULTS/compare-speed.log" "$RESULTS/compare-speed-cuda.md"
@@ -116,9 +123,10 @@ for phase in "${@:-small}"; do
         parity-alone) parity_alone ;;
         ray) ray_ ;;
         gputests) gputests ;;
+        builtin) builtin ;;
         compare) compare_ ;;
         small) feedback; adversarial ;;
         large) set_; throughput; admission ;;
-        *) echo "usage: $0 set|throughput|admission|feedback|adversarial|parity|parity-alone|ray|gputests|compare|small|large ..." >&2; exit 2 ;;
+        *) echo "usage: $0 set|throughput|admission|feedback|adversarial|parity|parity-alone|ray|gputests|builtin|compare|small|large ..." >&2; exit 2 ;;
     esac
 done

@@ -11,6 +11,7 @@ import platform
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # torch is imported where a device is used: choosing a backend must stay cheap
@@ -67,6 +68,11 @@ class Backend(ABC):
     def prepare_worker(self) -> None:
         """Adjust the device's runtime inside a worker before any candidate runs (default: nothing)."""
         return None
+
+    def judging_context(self) -> AbstractContextManager:
+        """A context the judge runs a candidate's stages in (default: none; the interpreter maps
+        the CUDA device to its CPU tensors, `atrl.backends.cuda_on_cpu`)."""
+        return nullcontext()
 
     def poison_allocator(self, sizes_bytes: Sequence[int]) -> None:
         """Fill memory the allocator will hand out next with NaN, so a candidate that returns an

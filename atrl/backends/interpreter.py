@@ -6,6 +6,7 @@ verdict from this backend never carries a speedup.
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
 from atrl.backends.base import Backend
@@ -37,6 +38,13 @@ class InterpreterBackend(Backend):
         and give `@triton.autotune` a benchmarker (see `benchmark_autotune_on_cpu`)."""
         emulate_tf32_dot()
         benchmark_autotune_on_cpu()
+
+    def judging_context(self) -> AbstractContextManager:
+        """Code written for a GPU (`.cuda()`, `device="cuda"`, `assert x.is_cuda`, as KernelBench's
+        answers are) runs as it would on a GPU whose tensors are the CPU's."""
+        from atrl.backends.cuda_on_cpu import CudaOnCpu
+
+        return CudaOnCpu()
 
     def device_name(self) -> str:
         import platform

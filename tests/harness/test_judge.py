@@ -469,7 +469,10 @@ def test_a_reference_that_fails_is_the_tasks_failure_not_the_candidates():
     assert got["coupled-full"]["ok"], got["coupled-full"]["message"]  # the same candidate at the written size
 
 
-def test_code_written_for_a_gpu_is_told_that_the_interpreter_runs_on_the_cpu():
+def test_code_written_for_a_gpu_runs_on_the_interpreter_as_on_a_gpu():
+    """KernelBench answers say `device="cuda"`, `.cuda()`, `.to("cuda")`, `assert x.is_cuda`: the
+    interpreter's CPU tensors stand in for CUDA tensors, so they are judged by their kernels; what
+    is not mapped (`torch.cuda.*`) fails with the hint."""
     from atrl.harness.stages.judge import CPU_DEVICE_HINT
 
     relu = get_task("builtin/relu")
@@ -480,8 +483,20 @@ def test_code_written_for_a_gpu_is_told_that_the_interpreter_runs_on_the_cpu():
     """)
     asserted = relu_candidate(RELU_OK, """
         assert x.is_cuda, "expects a GPU tensor"
+        x = x.cuda().contiguous()
+        y = torch.empty_like(x).to("cuda")
+        relu_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
+        return y
+    """)
+    wrong_on_gpu = relu_candidate(RELU_OK, """
+        y = torch.zeros(x.shape, device=torch.device("cuda", 0), dtype=x.dtype)
+        relu_kernel[(triton.cdiv(x.numel(), 1024) // 2,)](x, y, x.numel(), BLOCK=1024)
+        return y
+    """)
+    synchronized = relu_candidate(RELU_OK, """
         y = torch.empty_like(x)
         relu_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
+        torch.cuda.synchronize()
         return y
     """)
     other = relu_candidate(RELU_OK, """
@@ -489,8 +504,13 @@ def test_code_written_for_a_gpu_is_told_that_the_interpreter_runs_on_the_cpu():
         relu_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=undefined_block)
         return y
     """)
+    cases = (("on_gpu", on_gpu), ("asserted", asserted), ("wrong_on_gpu", wrong_on_gpu),
+             ("synchronized", synchronized), ("other", other))
     got = judge_in_child([{"name": name, "task": relu, "code": code, "options": interpreter_options()}
-                          for name, code in (("on_gpu", on_gpu), ("asserted", asserted), ("other", other))])
+                          for name, code in cases])
     for name in ("on_gpu", "asserted"):
-        assert got[name]["error_class"] == "compile:error" and CPU_DEVICE_HINT in got[name]["message"], got[name]
+        assert got[name]["ok"], got[name]
+    assert got["wrong_on_gpu"]["error_class"] == "correctness:mismatch", got["wrong_on_gpu"]  # judged by its kernel
+    assert got["synchronized"]["error_class"] == "compile:error", got["synchronized"]
+    assert CPU_DEVICE_HINT in got["synchronized"]["message"], got["synchronized"]
     assert got["other"]["error_class"] == "compile:error" and CPU_DEVICE_HINT not in got["other"]["message"]

@@ -90,7 +90,8 @@ def judge(task: Task, code: str, options: JudgeOptions, report_stage: Callable[[
     report_stage("compile")
     state: dict[str, str] = {}
     try:
-        _run_stages(task, code, options, backend, verdict, clock, timing_lock, state)
+        with backend.judging_context():
+            _run_stages(task, code, options, backend, verdict, clock, timing_lock, state)
     except StageFailure as failure:
         # the stage that was running (a wrong timed output is found while profiling)
         verdict.stage = clock.stage
@@ -122,9 +123,12 @@ def _record_unexpected(verdict: Verdict, exc: BaseException, stage: str, candida
 
 
 # A compile-stage error that names CUDA on a backend whose tensors live on the CPU (the interpreter,
-# Ascend without an NPU) comes from code written for a GPU: `device="cuda"`, `.cuda()`, `assert x.is_cuda`.
-CPU_DEVICE_HINT = ("This backend runs your kernels on the CPU (Triton's interpreter): the inputs are CPU tensors. "
-                   "Allocate with device=x.device, and do not call .cuda() or assert x.is_cuda.")
+# Ascend without an NPU) comes from code written for a GPU that the interpreter does not map
+# (atrl.backends.cuda_on_cpu maps `device="cuda"`, `.cuda()` and `x.is_cuda`): `torch.cuda.*` calls,
+# `x.device.type == "cuda"`.
+CPU_DEVICE_HINT = ("This backend runs your kernels on the CPU (Triton's interpreter): the inputs are CPU tensors "
+                   "standing in for CUDA tensors. device=\"cuda\", .cuda() and x.is_cuda work as on a GPU; "
+                   "torch.cuda functions and checks of x.device.type do not: allocate with device=x.device.")
 
 
 def describe_inputs(inputs) -> str:

@@ -1,0 +1,24 @@
+"""The interpreter's stand-in for CUDA: GPU idioms map to the CPU tensors, nothing else changes."""
+
+import pytest
+import torch
+from torch import nn
+
+from atrl.backends.cuda_on_cpu import CudaOnCpu
+
+
+def test_cuda_idioms_mean_the_cpu_inside_and_nothing_outside():
+    x = torch.randn(8)
+    with CudaOnCpu():
+        assert x.is_cuda and x.cuda() is x
+        assert torch.empty(3, device="cuda").device.type == "cpu"
+        assert torch.zeros(2, device=torch.device("cuda", 0)).device.type == "cpu"
+        assert x.to("cuda").device.type == "cpu" and x.to("cuda:0", torch.float64).dtype == torch.float64
+        assert x.new_ones(2, device="cuda").device.type == "cpu"
+        layer = nn.Linear(4, 4).cuda().to("cuda")
+        assert all(p.device.type == "cpu" for p in layer.parameters())
+        assert torch.equal(torch.relu(x), x.clamp(min=0))  # other ops untouched
+    assert not x.is_cuda
+    if not torch.cuda.is_available():
+        with pytest.raises((AssertionError, RuntimeError)):  # the mode is gone: "cuda" is CUDA again
+            torch.empty(1, device="cuda")
