@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import symtable
 import threading
 import warnings
 
@@ -20,6 +21,14 @@ def parse_source(source: str, filename: str = "<unknown>") -> ast.Module:
         warnings.simplefilter("ignore", SyntaxWarning)
         warnings.simplefilter("ignore", DeprecationWarning)
         return ast.parse(source, filename=filename)
+
+
+def symbol_table(source: str, filename: str = "<unknown>") -> symtable.SymbolTable:
+    """`symtable.symtable` of a module, under the same lock and without the same warnings."""
+    with _PARSE_LOCK, warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return symtable.symtable(source, filename, "exec")
 
 
 def dotted_name(node: ast.AST) -> str | None:

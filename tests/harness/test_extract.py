@@ -105,3 +105,39 @@ def test_code_with_an_invalid_escape_is_read_without_printing_a_warning():
         assert extract_code(response) == code
         check_static(code)
     assert [w for w in caught if issubclass(w.category, (SyntaxWarning, DeprecationWarning))] == []
+
+
+SPLIT_KERNEL = """import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def relu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.maximum(tl.load(x_ptr + offs, mask=offs < n), 0.0), mask=offs < n)
+"""
+SPLIT_MODEL = """class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        y = torch.empty_like(x)
+        relu_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
+        return y
+"""
+
+
+def test_an_answer_split_over_blocks_keeps_the_blocks_that_define_what_modelnew_uses():
+    original = "class Model(torch.nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n"
+    usage = "y = ModelNew()(torch.randn(4))\nprint(y)\n"
+    response = (f"The original:\n```python\n{original}```\nThe kernel:\n```python\n{SPLIT_KERNEL}```\n"
+                f"The module:\n```python\n{SPLIT_MODEL}```\nUsage:\n```python\n{usage}```\n")
+    code = extract_code(response)
+    assert code == SPLIT_KERNEL + "\n" + SPLIT_MODEL  # not the unused Model, not the usage after it
+    compile(code, "<candidate>", "exec")
+
+
+def test_local_names_do_not_pull_in_an_earlier_block_that_defines_them_at_module_level():
+    # `y` and `x` are forward's own: the earlier snippet that assigns them at module level stays out
+    snippet = "import torch\nx = torch.randn(4)\ny = x.relu()\n"
+    whole = SPLIT_KERNEL + "\n" + SPLIT_MODEL
+    response = f"Try:\n```python\n{snippet}```\nSolution:\n```python\n{whole}```\n"
+    assert extract_code(response) == whole
