@@ -35,9 +35,13 @@ class InterpreterBackend(Backend):
 
     def prepare_worker(self) -> None:
         """Make `tl.dot` round fp32 operands to TF32 where the GPU would (see `emulate_tf32_dot`),
-        and give `@triton.autotune` a benchmarker (see `benchmark_autotune_on_cpu`)."""
+        give `@triton.autotune` a benchmarker (see `benchmark_autotune_on_cpu`), and run libdevice
+        calls (`atrl.backends.interpreter_libdevice`)."""
+        from atrl.backends.interpreter_libdevice import enable_libdevice
+
         emulate_tf32_dot()
         benchmark_autotune_on_cpu()
+        enable_libdevice()
 
     def judging_context(self) -> AbstractContextManager:
         """Code written for a GPU (`.cuda()`, `device="cuda"`, `assert x.is_cuda`, as KernelBench's
