@@ -35,13 +35,16 @@ class InterpreterBackend(Backend):
 
     def prepare_worker(self) -> None:
         """Make `tl.dot` round fp32 operands to TF32 where the GPU would (see `emulate_tf32_dot`),
-        give `@triton.autotune` a benchmarker (see `benchmark_autotune_on_cpu`), and run libdevice
-        calls (`atrl.backends.interpreter_libdevice`)."""
+        give `@triton.autotune` a benchmarker (see `benchmark_autotune_on_cpu`), run libdevice
+        calls (`atrl.backends.interpreter_libdevice`) and answer host code that asks Triton's
+        driver for the device (`atrl.backends.interpreter_driver`)."""
+        from atrl.backends.interpreter_driver import install_stand_in_driver
         from atrl.backends.interpreter_libdevice import enable_libdevice
 
         emulate_tf32_dot()
         benchmark_autotune_on_cpu()
         enable_libdevice()
+        install_stand_in_driver()
 
     def judging_context(self) -> AbstractContextManager:
         """Code written for a GPU (`.cuda()`, `device="cuda"`, `assert x.is_cuda`, as KernelBench's
