@@ -6,13 +6,17 @@ On the interpreter the judged tensors live on the CPU, so such a line would fail
 ran and the verdict would say nothing about the kernel. Inside the judge, `CudaOnCpu` makes those
 idioms mean what they mean on a GPU whose tensors are the CPU's: `.cuda()` of a tensor returns it
 (on a GPU the judged tensors are already there), a CUDA device in `device=` or `.to(...)` is the
-CPU, and `is_cuda` is true. Nothing else changes: no kernel, no PyTorch op and no check of the
-judge sees a different tensor. What it does not map (`torch.cuda.*` calls, `x.device.type ==
-"cuda"`) still fails, with a hint (`atrl.harness.stages.judge.CPU_DEVICE_HINT`).
+CPU, and `is_cuda` is true. On a torch without CUDA, where these calls can only fail,
+`torch.cuda.synchronize()` waits for nothing (CPU work is synchronous), `torch.cuda.current_device()`
+is 0 and `torch.cuda.get_device_properties(...)` describes an H100-class GPU (its SM count sizes
+persistent grids). Nothing else changes: no kernel, no PyTorch op and no check of the judge sees a
+different tensor. What it does not map (other `torch.cuda.*` calls, `x.device.type == "cuda"`)
+still fails, with a hint (`atrl.harness.stages.judge.CPU_DEVICE_HINT`).
 """
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import torch
@@ -31,8 +35,29 @@ def _on_cpu(value: Any) -> Any:
     return torch.device("cpu") if _is_cuda_device(value) else value
 
 
+# what torch.cuda.get_device_properties reports on an H100-class GPU (SXM)
+GPU_PROPERTIES = SimpleNamespace(name="CPU standing in for a CUDA GPU", major=9, minor=0, multi_processor_count=132,
+                                 total_memory=80 * 2**30, warp_size=32, max_threads_per_multi_processor=2048,
+                                 shared_memory_per_block_optin=232448, L2_cache_size=50 * 2**20)
+_CUDA_CALLS = {"synchronize": lambda device=None: None, "current_device": lambda: 0,
+               "get_device_properties": lambda device=None: GPU_PROPERTIES}
+
+
 class CudaOnCpu(TorchFunctionMode):
     """Map the CUDA device to the CPU for the code run inside it (see the module doc)."""
+
+    def __enter__(self):
+        self._saved = {}
+        if not torch.cuda.is_available():  # only where these calls could not succeed anyway
+            for name, stand_in in _CUDA_CALLS.items():
+                self._saved[name] = getattr(torch.cuda, name)
+                setattr(torch.cuda, name, stand_in)
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        for name, original in self._saved.items():
+            setattr(torch.cuda, name, original)
+        return super().__exit__(*exc)
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}

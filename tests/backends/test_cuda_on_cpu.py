@@ -18,7 +18,14 @@ def test_cuda_idioms_mean_the_cpu_inside_and_nothing_outside():
         layer = nn.Linear(4, 4).cuda().to("cuda")
         assert all(p.device.type == "cpu" for p in layer.parameters())
         assert torch.equal(torch.relu(x), x.clamp(min=0))  # other ops untouched
+        if not torch.cuda.is_available():  # calls that could only fail on a torch without CUDA
+            torch.cuda.synchronize()
+            assert torch.cuda.current_device() == 0
+            assert torch.cuda.get_device_properties(0).multi_processor_count > 0
     assert not x.is_cuda
+    if not torch.cuda.is_available():
+        with pytest.raises((AssertionError, RuntimeError)):  # restored on exit
+            torch.cuda.synchronize()
     if not torch.cuda.is_available():
         with pytest.raises((AssertionError, RuntimeError)):  # the mode is gone: "cuda" is CUDA again
             torch.empty(1, device="cuda")

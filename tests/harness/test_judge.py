@@ -470,9 +470,10 @@ def test_a_reference_that_fails_is_the_tasks_failure_not_the_candidates():
 
 
 def test_code_written_for_a_gpu_runs_on_the_interpreter_as_on_a_gpu():
-    """KernelBench answers say `device="cuda"`, `.cuda()`, `.to("cuda")`, `assert x.is_cuda`: the
+    """KernelBench answers say `device="cuda"`, `.cuda()`, `.to("cuda")`, `assert x.is_cuda`,
+    `torch.cuda.synchronize()`, an SM count from `torch.cuda.get_device_properties`: the
     interpreter's CPU tensors stand in for CUDA tensors, so they are judged by their kernels; what
-    is not mapped (`torch.cuda.*`) fails with the hint."""
+    is not mapped (other `torch.cuda` calls) fails with the hint."""
     from atrl.harness.stages.judge import CPU_DEVICE_HINT
 
     relu = get_task("builtin/relu")
@@ -494,9 +495,17 @@ def test_code_written_for_a_gpu_runs_on_the_interpreter_as_on_a_gpu():
         return y
     """)
     synchronized = relu_candidate(RELU_OK, """
+        programs = min(torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count,
+                       triton.cdiv(x.numel(), 1024))
         y = torch.empty_like(x)
         relu_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
         torch.cuda.synchronize()
+        return y if programs > 0 else None
+    """)
+    unmapped = relu_candidate(RELU_OK, """
+        y = torch.empty_like(x)
+        relu_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
+        assert torch.cuda.mem_get_info()[0] > 0, "needs GPU memory"
         return y
     """)
     other = relu_candidate(RELU_OK, """
@@ -505,12 +514,12 @@ def test_code_written_for_a_gpu_runs_on_the_interpreter_as_on_a_gpu():
         return y
     """)
     cases = (("on_gpu", on_gpu), ("asserted", asserted), ("wrong_on_gpu", wrong_on_gpu),
-             ("synchronized", synchronized), ("other", other))
+             ("synchronized", synchronized), ("unmapped", unmapped), ("other", other))
     got = judge_in_child([{"name": name, "task": relu, "code": code, "options": interpreter_options()}
                           for name, code in cases])
-    for name in ("on_gpu", "asserted"):
+    for name in ("on_gpu", "asserted", "synchronized"):
         assert got[name]["ok"], got[name]
     assert got["wrong_on_gpu"]["error_class"] == "correctness:mismatch", got["wrong_on_gpu"]  # judged by its kernel
-    assert got["synchronized"]["error_class"] == "compile:error", got["synchronized"]
-    assert CPU_DEVICE_HINT in got["synchronized"]["message"], got["synchronized"]
+    assert got["unmapped"]["error_class"] == "compile:error", got["unmapped"]
+    assert CPU_DEVICE_HINT in got["unmapped"]["message"], got["unmapped"]
     assert got["other"]["error_class"] == "compile:error" and CPU_DEVICE_HINT not in got["other"]["message"]

@@ -124,11 +124,12 @@ def _record_unexpected(verdict: Verdict, exc: BaseException, stage: str, candida
 
 # A compile-stage error that names CUDA on a backend whose tensors live on the CPU (the interpreter,
 # Ascend without an NPU) comes from code written for a GPU that the interpreter does not map
-# (atrl.backends.cuda_on_cpu maps `device="cuda"`, `.cuda()` and `x.is_cuda`): `torch.cuda.*` calls,
-# `x.device.type == "cuda"`.
+# (atrl.backends.cuda_on_cpu maps `device="cuda"`, `.cuda()`, `x.is_cuda` and three torch.cuda calls):
+# other `torch.cuda.*` calls, `x.device.type == "cuda"`.
 CPU_DEVICE_HINT = ("This backend runs your kernels on the CPU (Triton's interpreter): the inputs are CPU tensors "
-                   "standing in for CUDA tensors. device=\"cuda\", .cuda() and x.is_cuda work as on a GPU; "
-                   "torch.cuda functions and checks of x.device.type do not: allocate with device=x.device.")
+                   "standing in for CUDA tensors. device=\"cuda\", .cuda(), x.is_cuda, torch.cuda.synchronize() and "
+                   "torch.cuda.get_device_properties() work as on a GPU; other torch.cuda functions and checks of "
+                   "x.device.type do not: allocate with device=x.device.")
 
 
 def describe_inputs(inputs) -> str:
