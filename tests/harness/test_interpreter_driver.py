@@ -3,8 +3,9 @@ stand-in answers, so the file imports and its kernels are judged."""
 
 from __future__ import annotations
 
+from test_judge import interpreter_options, judge_in_child, relu_candidate
+
 from atrl.tasks.registry import get_task
-from tests.harness.test_judge import interpreter_options, judge_in_child, relu_candidate
 
 TUTORIAL_HEADER = """import triton
 from triton.runtime import driver

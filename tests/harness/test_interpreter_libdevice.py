@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+from test_judge import interpreter_options, judge_in_child, relu_candidate
 
 from atrl.backends.interpreter_libdevice import numpy_function
 from atrl.tasks.registry import get_task
-from tests.harness.test_judge import interpreter_options, judge_in_child, relu_candidate
 
 
 def test_symbols_map_to_the_numpy_function_of_the_same_meaning():
