@@ -35,10 +35,17 @@ def _on_cpu(value: Any) -> Any:
     return torch.device("cpu") if _is_cuda_device(value) else value
 
 
-# what torch.cuda.get_device_properties reports on an H100-class GPU (SXM)
-GPU_PROPERTIES = SimpleNamespace(name="CPU standing in for a CUDA GPU", major=9, minor=0, multi_processor_count=132,
-                                 total_memory=80 * 2**30, warp_size=32, max_threads_per_multi_processor=2048,
-                                 shared_memory_per_block_optin=232448, L2_cache_size=50 * 2**20)
+# The GPU the interpreter stands in for, an H100-class one (SXM), as Triton's driver describes it
+# (`utils.get_device_properties`; also atrl.backends.interpreter_driver) ...
+STAND_IN_GPU = {"multiprocessor_count": 132, "max_shared_mem": 232448, "max_num_regs": 65536, "warpSize": 32,
+                "sm_clock_rate": 1980000, "mem_clock_rate": 2619000, "mem_bus_width": 5120}
+STAND_IN_CAPABILITY = (9, 0)
+# ... and as torch.cuda.get_device_properties does
+GPU_PROPERTIES = SimpleNamespace(name="CPU standing in for a CUDA GPU", major=STAND_IN_CAPABILITY[0],
+                                 minor=STAND_IN_CAPABILITY[1],
+                                 multi_processor_count=STAND_IN_GPU["multiprocessor_count"], total_memory=80 * 2**30,
+                                 warp_size=STAND_IN_GPU["warpSize"], max_threads_per_multi_processor=2048,
+                                 shared_memory_per_block_optin=STAND_IN_GPU["max_shared_mem"], L2_cache_size=50 * 2**20)
 _CUDA_CALLS = {"synchronize": lambda device=None: None, "current_device": lambda: 0,
                "get_device_properties": lambda device=None: GPU_PROPERTIES}
 

@@ -19,14 +19,12 @@ import torch
 from triton.backends.compiler import GPUTarget
 from triton.backends.driver import DriverBase
 
-# what get_device_properties reports on an H100-class GPU (SXM)
-DEVICE_PROPERTIES = {"multiprocessor_count": 132, "max_shared_mem": 232448, "max_num_regs": 65536,
-                     "warpSize": 32, "sm_clock_rate": 1980000, "mem_clock_rate": 2619000, "mem_bus_width": 5120}
+from atrl.backends.cuda_on_cpu import STAND_IN_CAPABILITY, STAND_IN_GPU
 
 
 class _Utils:
     def get_device_properties(self, device: Any = None) -> dict[str, int]:
-        return dict(DEVICE_PROPERTIES)
+        return dict(STAND_IN_GPU)
 
 
 class CpuStandInDriver(DriverBase):
@@ -44,7 +42,8 @@ class CpuStandInDriver(DriverBase):
         return ty
 
     def get_current_target(self) -> GPUTarget:
-        return GPUTarget("cuda", 90, 32)
+        major, minor = STAND_IN_CAPABILITY
+        return GPUTarget("cuda", 10 * major + minor, STAND_IN_GPU["warpSize"])
 
     def get_active_torch_device(self) -> torch.device:
         return torch.device("cpu")
