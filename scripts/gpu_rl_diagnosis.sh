@@ -13,6 +13,10 @@
 #                                       fp32 on the CPU) -> ARM/nll.md
 #   scripts/gpu_rl_diagnosis.sh bring   each arm's records (metrics, config, log, trajectories) ->
 #                                       $OUTDIR; checkpoints only with BRING_CHECKPOINT=1
+# CPU smoke run of an arm (one tiny step on the interpreter):
+#   DIAG=runs/diag-smoke STEPS=1 WORKERS=2 BACKEND=interpreter ARMS=P EXTRA_DIAG="--set group_size=2 \
+#     --set tasks_per_step=1 --set agent.max_response_tokens=16 --set agent.summary_tokens=8 --set bf16=false \
+#     --set agent.platform=interpreter" scripts/gpu_rl_diagnosis.sh start
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DIAG=${DIAG:-runs/diag}
@@ -24,7 +28,7 @@ builtin/rms_norm,builtin/sum_dim,builtin/transpose]"  # the shipped adapter's sc
 # GPU); the step's loss and gradient do not depend on the micro-batch split (ATRL-SPEC invariant 10)
 COMMON="--set harness_timed_calls=20 --set harness_stage_timeouts.compile=30 \
 --set harness_stage_timeouts.correctness=30 --set save_every=4 --set micro_batch_tokens=8192 \
---set solution_nll=true"
+--set solution_nll=true ${EXTRA_DIAG:-}"  # EXTRA_DIAG: more --set overrides (a CPU smoke run)
 export PYTORCH_CUDA_ALLOC_CONF=${PYTORCH_CUDA_ALLOC_CONF:-expandable_segments:True}
 export ATRL_GPU_LOCK_DIR=${ATRL_GPU_LOCK_DIR:-$(realpath -m "$DIAG/.gpu-locks")}  # no arm's timing overlaps another's candidates
 export START=smollm2-135m-triton STEPS=${STEPS:-30} WORKERS=${WORKERS:-7}
