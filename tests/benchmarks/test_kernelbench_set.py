@@ -154,7 +154,7 @@ def test_a_verdicts_judge_seconds_leave_out_the_gpu_wait_inside_its_stages():
 # several kernels, a partial-policy conv fusion, a static cheat, two principled rejections).
 JUDGED_ON_CPU = ("l1_relu_whole_file", "l1_softmax_two_kernels", "l2_conv_relu_hardswish_inplace",
                  "cheat_reference_by_name", "wrong_elu_negative_branch", "wrong_relu_in_place_on_input",
-                 "l1_matmul_transposed_both_kernelbench_example_style")
+                 "l1_matmul_transposed_both_kernelbench_example_style", "l1_symmetric_matmul_tutorial_style")
 
 
 @needs_checkout
