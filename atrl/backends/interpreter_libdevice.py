@@ -20,6 +20,13 @@ import numpy as np
 
 _erf = np.vectorize(math.erf)
 _erfc = np.vectorize(math.erfc)
+_lgamma = np.vectorize(math.lgamma)
+_tgamma = np.vectorize(math.gamma)
+
+
+class NotOnInterpreter(RuntimeError):
+    """A libdevice function this interpreter support does not compute: the candidate's verdict
+    (`compile:triton`) names it and says what to use instead."""
 
 
 def _rsqrt(x: np.ndarray) -> np.ndarray:
@@ -36,7 +43,8 @@ FUNCTIONS: dict[str, Callable[..., np.ndarray]] = {
     "atanh": np.arctanh, "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin,
     "acos": np.arccos, "atan": np.arctan, "exp": np.exp, "exp2": np.exp2, "exp10": lambda x: np.power(10, x),
     "expm1": np.expm1, "log": np.log, "log2": np.log2, "log10": np.log10, "log1p": np.log1p,
-    "sqrt": np.sqrt, "rsqrt": _rsqrt, "cbrt": np.cbrt, "erf": _erf, "erfc": _erfc, "floor": np.floor,
+    "sqrt": np.sqrt, "rsqrt": _rsqrt, "cbrt": np.cbrt, "erf": _erf, "erfc": _erfc, "lgamma": _lgamma,
+    "tgamma": _tgamma, "floor": np.floor,
     "ceil": np.ceil, "trunc": np.trunc, "rint": np.rint, "nearbyint": np.rint, "round": _round_half_away,
     "fabs": np.abs, "abs": np.abs, "llabs": np.abs, "rcp": np.reciprocal, "isnan": np.isnan, "isinf": np.isinf,
     "isfinited": np.isfinite, "finitef": np.isfinite, "signbitd": np.signbit, "signbit": np.signbit,
@@ -65,8 +73,8 @@ def _create_extern_elementwise(self, libName, libPath, symbol, argList, retType,
 
     function = numpy_function(symbol)
     if function is None:
-        raise NotImplementedError(f"libdevice's {symbol.removeprefix('__nv_')} has no implementation on the "
-                                  "interpreter here: use a tl.* operation")
+        raise NotOnInterpreter(f"libdevice's {symbol.removeprefix('__nv_')} does not run on the interpreter "
+                               "(it runs on a GPU): compute it with tl.* operations")
     values = [a.data if isinstance(a, TensorHandle) else a for a in argList]
     scalar = getattr(retType, "scalar", retType)
     with np.errstate(all="ignore"):  # inf and nan come out as on the GPU, without warnings

@@ -14,6 +14,7 @@ def test_symbols_map_to_the_numpy_function_of_the_same_meaning():
     assert numpy_function("__nv_fast_expf") is np.exp and numpy_function("__nv_powf") is np.power
     assert float(numpy_function("__nv_erff")(np.float32(0.5))) == np.float32(0.5204998778130465)
     assert numpy_function("__nv_fmaf")(2.0, 3.0, 1.0) == 7.0
+    assert abs(float(numpy_function("__nv_lgammaf")(np.float32(4.0))) - np.log(6.0)) < 1e-6
     assert numpy_function("__nv_j0f") is None  # a Bessel function: not in the table
 
 
