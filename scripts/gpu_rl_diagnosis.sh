@@ -13,6 +13,10 @@
 #                                       fp32 on the CPU) -> ARM/nll.md
 #   scripts/gpu_rl_diagnosis.sh bring   each arm's records (metrics, config, log, trajectories) ->
 #                                       $OUTDIR; checkpoints only with BRING_CHECKPOINT=1
+# Phases run in the order given, e.g. `ARMS=P scripts/gpu_rl_diagnosis.sh start resume`. The GPU
+# machine is given back ~30 s after a call ends, and the runs with it: end every watching call with
+# `bring` (`WATCH_S=480 OUTDIR=$OUT scripts/gpu_rl_diagnosis.sh watch bring`), so that what ran
+# so far comes back even if the next call finds a fresh machine.
 # CPU smoke run of an arm (one tiny step on the interpreter):
 #   DIAG=runs/diag-smoke STEPS=1 WORKERS=2 BACKEND=interpreter ARMS=P EXTRA_DIAG="--set group_size=2 \
 #     --set tasks_per_step=1 --set agent.max_response_tokens=16 --set agent.summary_tokens=8 --set bf16=false \
@@ -40,34 +44,37 @@ arm() {  # arm NAME LR EXTRA...
     ROOT="$DIAG/$name" RL_LR=$lr EXTRA_RL="$COMMON $*" scripts/gpu_lora_rl.sh detach rl
 }
 
-case "${1:-}" in
-    start)
-        for name in ${ARMS:-P S}; do
-            case "$name" in
-                P) arm P 1e-4 --set advantage_control=permute ;;
-                S) arm S 2e-5 ;;
-                *) echo "ARMS names P and S only, not $name" >&2; exit 2 ;;
-            esac
-        done ;;
-    resume)
-        mkdir -p "$DIAG/R/rl"
-        restore_checkpoint "$DIAG/R/rl" docs/benchmarks/train-mechanics/rl-lora-30.metrics.jsonl
-        arm R 1e-4 ;;
-    watch)
-        WATCH_ROOTS="$(ls -d "$DIAG"/*/ | tr '\n' ' ')" ROOT="$DIAG" scripts/gpu_lora_rl.sh watch ;;
-    score)
-        ids=${TASKS#task_ids=[}
-        for root in "$DIAG"/*/; do
-            latest=$(ls -d "$root"rl/checkpoints/step_* 2>/dev/null | sort -V | tail -1 || true)
-            [ -n "$latest" ] || continue
-            echo "${root%/} $(basename "$latest"): $(${PY:-python3} benchmarks/solution_likelihood.py --policy "$START" \
-                --policy "hf:$latest/model" --part train --level 1 --tasks "${ids%]}" --markdown "$root/nll.md" 2>&1 | tail -1)"
-        done ;;
-    bring)
-        for root in "$DIAG"/*/; do
-            [ -f "$root/rl/metrics.jsonl" ] || continue
-            ROOT=${root%/} OUTDIR=$OUTDIR BRING_CHECKPOINT=${BRING_CHECKPOINT:-0} scripts/gpu_lora_rl.sh bring > /dev/null
-        done
-        ls -la "$OUTDIR" ;;
-    *) echo "usage: $0 start|resume|watch|score|bring" >&2; exit 2 ;;
-esac
+[ $# -gt 0 ] || { echo "usage: $0 start|resume|watch|score|bring ..." >&2; exit 2; }
+for phase in "$@"; do
+    case "$phase" in
+        start)
+            for name in ${ARMS:-P S}; do
+                case "$name" in
+                    P) arm P 1e-4 --set advantage_control=permute ;;
+                    S) arm S 2e-5 ;;
+                    *) echo "ARMS names P and S only, not $name" >&2; exit 2 ;;
+                esac
+            done ;;
+        resume)
+            mkdir -p "$DIAG/R/rl"
+            restore_checkpoint "$DIAG/R/rl" docs/benchmarks/train-mechanics/rl-lora-30.metrics.jsonl
+            arm R 1e-4 ;;
+        watch)
+            WATCH_ROOTS="$(ls -d "$DIAG"/*/ | tr '\n' ' ')" ROOT="$DIAG" scripts/gpu_lora_rl.sh watch || true ;;  # a watch that fails must not stop a `bring` after it
+        score)
+            ids=${TASKS#task_ids=[}
+            for root in "$DIAG"/*/; do
+                latest=$(ls -d "$root"rl/checkpoints/step_* 2>/dev/null | sort -V | tail -1 || true)
+                [ -n "$latest" ] || continue
+                echo "${root%/} $(basename "$latest"): $(${PY:-python3} benchmarks/solution_likelihood.py --policy "$START" \
+                    --policy "hf:$latest/model" --part train --level 1 --tasks "${ids%]}" --markdown "$root/nll.md" 2>&1 | tail -1)"
+            done ;;
+        bring)
+            for root in "$DIAG"/*/; do
+                [ -f "$root/rl/metrics.jsonl" ] || continue
+                ROOT=${root%/} OUTDIR=$OUTDIR BRING_CHECKPOINT=${BRING_CHECKPOINT:-0} scripts/gpu_lora_rl.sh bring > /dev/null
+            done
+            ls -la "$OUTDIR" ;;
+        *) echo "usage: $0 start|resume|watch|score|bring ... (phases run in the order given)" >&2; exit 2 ;;
+    esac
+done
