@@ -35,7 +35,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from atrl.errors import UsageError
 from atrl.policy.hf import plain_model
 from atrl.rl.chassis import Chassis, LoraSettings, OptimSettings, adapter_base_spec
-from atrl.rl.sft_data import BuildReport, SftExample, repair_examples, solution_examples, trajectory_examples
+from atrl.rl.sft_data import (
+    BuildReport,
+    SftExample,
+    relay_demonstrations,
+    repair_examples,
+    solution_examples,
+    trajectory_examples,
+)
 
 SAVE_DTYPES = {"bfloat16": torch.bfloat16, "float32": torch.float32}
 
@@ -65,6 +72,10 @@ class SftConfig(BaseModel):
         False, description="add second-turn examples: fix a wrong variant after its feedback, keep a right kernel"
     )
     repair_backend: str = Field("interpreter", description="backend that judges the repair examples' first turns")
+    solutions: bool = Field(True, description="the reference-solution examples (false: only the other sources)")
+    relay: int = Field(
+        0, ge=0, description="key-relay episodes per task (tier 2's warm start): a summary keeps the key, an answer writes it"
+    )
 
     epochs: int = Field(3, ge=1, description="passes over the examples")
     max_steps: int | None = Field(None, description="optimizer steps (null: epochs × steps per epoch)")
@@ -214,7 +225,8 @@ class SftResult:
 
 
 def build_examples(config: SftConfig, policy: Any) -> tuple[list[SftExample], BuildReport]:
-    """The run's examples: reference solutions (and RFT turns) of the split's training part."""
+    """The run's examples from the split's training part: reference solutions, repair and relay
+    episodes, RFT turns (each source as the config asks)."""
     from atrl.kb.inject import KnowledgeInjector
     from atrl.rl.split import read_split, split_tasks, validate_split
     from atrl.tasks.registry import load_suite
@@ -246,7 +258,10 @@ def build_examples(config: SftConfig, policy: Any) -> tuple[list[SftExample], Bu
         config.kb_variants,
         knowledge_for,
         report,
-    )
+    ) if config.solutions else []
+    if config.relay:
+        examples += relay_demonstrations(policy, train, config.agent, config.platforms[0], config.presets[0],
+                                         config.relay, report, config.seed)
     if config.repair:
         examples += _repair(config, policy, train, knowledge_for, report)
     if config.trajectories:

@@ -304,3 +304,64 @@ def trajectory_examples(
                 )
                 report.kept["trajectory"] += 1
     return examples
+
+
+def relay_demonstrations(
+    policy: Any,
+    tasks: Iterable[Task],
+    agent: dict[str, Any],
+    platform: str,
+    preset: str,
+    per_task: int,
+    report: BuildReport,
+    seed: int = 0,
+) -> list[SftExample]:
+    """The key-relay environment's warm start (`atrl.rl.key_relay`): `per_task` episodes per task,
+    each driven by hand through the agent with a `KeyRelay` as its knowledge hook. Turn 0 is a
+    one-line first answer (context, not a target); after its verdict the key is shown; then two
+    examples: the compaction summary, which keeps the key (target), and, in the next segment,
+    the second answer, which writes it (target; there the key is only in the carried summary).
+    The agent's settings are `agent` with one turn per segment and two segments."""
+    from atrl.rl.key_relay import KeyRelay
+
+    config = AgentConfig(**{**agent, "platform": platform, "preset": preset, "kb": True,
+                            "max_turns": 2, "turns_per_segment": 1, "max_segments": 2})
+    relay = KeyRelay(spread=1.0, bonus=1.0, seed=seed)
+    examples: list[SftExample] = []
+    for task in tasks:
+        for i in range(per_task):
+            relay.begin_step(i)
+            episode = Episode(task, i, policy, config, relay)
+            if episode.phase == "done":
+                report.skipped["prompt_over_budget"] += 1
+                continue
+            first = f"Attempt {i + 1}: a first kernel for {task.name}."
+            episode.turn_request()
+            episode.record_response(_generation(episode, first))
+            episode.record_verdict(relay.submit(task, first).result())
+            if episode.phase != "compact":
+                report.skipped["no_compaction"] += 1
+                continue
+            key = relay.key_for(task.id, first)
+            episode.summary_request()
+            summary = f"Key for the next answer: {key}. My first answer scored {episode.traj.best_score:.2f}."
+            episode.record_summary(_generation(episode, summary))
+            before = episode.traj.segments[0]
+            span = next(s for s in before.spans if s.type == "summary")
+            if episode.phase != "turn" or before.summary_text != summary:  # cut at summary_tokens
+                report.skipped["summary_too_long"] += 1
+                continue
+            episode.turn_request()
+            turn = episode.record_response(_generation(episode, f"Key: {key}"))
+            if turn.finish_reason == "length":
+                report.skipped["response_too_long"] += 1
+                continue
+            after = episode.ctx.segment.token_ids[: turn.response_end]
+            variant = f"{platform}/{preset}/relay{i}"
+            sampled = before.trainable_mask()  # the summary's own tokens, not the template around them
+            examples.append(SftExample(task.id, "relay-summary", variant, list(before.token_ids[: span.end]),
+                                       [span.start <= j and sampled[j] for j in range(span.end)]))
+            examples.append(SftExample(task.id, "relay-answer", variant, list(after),
+                                       [turn.response_start <= j for j in range(turn.response_end)]))
+            report.kept["relay"] += 2
+    return examples

@@ -306,3 +306,42 @@ def test_a_repair_inside_one_segment_trains_the_fix_only_not_the_wrong_first_ans
     assert all(repair.loss_mask[first:])  # one span: the second answer and its end-of-turn token
     assert policy.detokenize(repair.token_ids[first:]) == solution_response(task) + "<|im_end|>"
     assert "tl.maximum(x, 0.0) + 1" in policy.detokenize(repair.token_ids[:first])
+
+
+def test_relay_demonstrations_train_a_summary_that_keeps_the_key_and_an_answer_that_writes_it(
+    policy, builtin: dict[str, Task], tmp_path: Path
+) -> None:
+    from atrl.rl.key_relay import KEY_ALPHABET
+    from atrl.rl.sft_data import relay_demonstrations
+
+    agent = {"context_budget": 4096, "max_response_tokens": 32, "summary_tokens": 32}
+    report = BuildReport()
+    tasks = [builtin["builtin/relu"], builtin["builtin/add"]]
+    examples = relay_demonstrations(policy, tasks, agent, "cuda", "small", 2, report)
+    assert report.kept == Counter({"relay": 8}) and not report.skipped
+    keys = []
+    for summary, answer in zip(examples[::2], examples[1::2], strict=True):
+        assert (summary.source, answer.source) == ("relay-summary", "relay-answer")
+
+        def split(example):
+            first = example.loss_mask.index(True)
+            trained = [i for i, m in zip(example.token_ids, example.loss_mask, strict=True) if m]
+            return policy.detokenize(example.token_ids[:first]), policy.detokenize(trained)
+
+        summary_context, summary_target = split(summary)
+        answer_context, answer_target = split(answer)
+        key = answer_target.removeprefix("Key: ").removesuffix("<|im_end|>")
+        assert len(key) == 4 and set(key) <= set(KEY_ALPHABET), answer_target
+        keys.append(key)
+        # the summary is written where the key was shown, and keeps it; only the summary is trained
+        assert f"Key for your next answer: {key}." in summary_context
+        assert summary_target.startswith(f"Key for the next answer: {key}.") and "Attempt" not in summary_target
+        # the answer's segment starts afresh: the key is in it only inside the carried summary
+        assert "Key for your next answer" not in answer_context
+        carried = answer_context.split("Summary of your earlier attempts:")
+        assert len(carried) == 2 and key not in carried[0] and key in carried[1]
+    assert len(set(keys)) == len(keys)  # a fresh key per episode
+
+    config = _config(tmp_path, solutions=False, relay=1, agent=agent)
+    built, built_report = build_examples(config, policy)
+    assert {e.source for e in built} == {"relay-summary", "relay-answer"} and built_report.kept["solution"] == 0
