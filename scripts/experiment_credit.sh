@@ -3,6 +3,9 @@
 #   scripts/experiment_credit.sh collect        tier 1: START plays SAMPLES episodes of every level-1
 #                                               training task with the tier-3 agent settings    -> $ROOT/rollouts
 #   scripts/experiment_credit.sh gradients      tier 1: every estimator's gradient on those rollouts -> $ROOT/gradients
+#   scripts/experiment_credit.sh relay-start    tier 2's warm start: SFT on key-relay demonstrations
+#                                               (configs/sft-smollm2-relay.yaml), then the relay rate of
+#                                               each of its checkpoints (benchmarks/relay_rate.py)  -> $ROOT/relay-sft
 #   scripts/experiment_credit.sh relay          tier 2: every arm x spread x seed of the key-relay
 #                                               environment, PARALLEL runs at a time on one GPU  -> $ROOT/<arm>-x<spread>-s<seed>
 #   scripts/experiment_credit.sh relay-summary  per-seed areas under the relay curve, tests, plot -> $ROOT/summary
@@ -10,10 +13,11 @@
 # grpo, and the negative controls seg1 / traj1 (max_segments 1: one segment, where the two credits
 # coincide). Every phase resumes: finished runs are skipped, unfinished ones continue.
 # Settings: ROOT (runs/credit-relay), ARMS ("seg traj"), SPREADS ("0 1.0"), SEEDS ("0 1 2 3 4 5"),
-# STEPS (40), PARALLEL (8), PY (python3), TRAIN_SET (more key=value overrides for every run);
+# STEPS (40), PARALLEL (8), PY (python3), TRAIN_SET (more key=value overrides for every run),
+# RELAY_START (the arms' start: hf:$ROOT/relay-sft/<the checkpoint chosen by its relay rate>);
 # tier 1: START (hf:runs/sft/model), SAMPLES (8), BACKEND (cuda), COLLECT_SET (more eval --set overrides).
 # CPU smoke run (tiny random model):
-#   ROOT=runs/relay-cpu SEEDS=0 STEPS=2 PARALLEL=2 TRAIN_SET="model=tiny-random:0 bf16=false \
+#   ROOT=runs/relay-cpu SEEDS=0 STEPS=2 PARALLEL=2 RELAY_START=tiny-random:0 TRAIN_SET="bf16=false \
 #     agent.context_budget=1200 agent.max_response_tokens=6 agent.summary_tokens=6 group_size=2 tasks_per_step=2 \
 #     agent.platform=interpreter" scripts/experiment_credit.sh relay
 set -euo pipefail
@@ -28,9 +32,12 @@ PY=${PY:-python3}
 TRAIN_SET=${TRAIN_SET:-}
 CONFIG=configs/experiment-credit-relay.yaml
 START=${START:-hf:runs/sft/model}
+RELAY_START=${RELAY_START:-}
 SAMPLES=${SAMPLES:-8}
 BACKEND=${BACKEND:-cuda}
 COLLECT_SET=${COLLECT_SET:-}
+SFT_SET=${SFT_SET:-}  # more --set overrides of the warm start's SFT (e.g. "--set bf16=false" on a CPU)
+RELAY_RATE_SET=${RELAY_RATE_SET:-}  # and of its relay-rate measurement (the same on a CPU)
 mkdir -p "$ROOT"
 
 trap 'status=$?; kill $(jobs -p) 2>/dev/null || true; exit $status' EXIT
@@ -55,13 +62,28 @@ done_steps() {  # steps recorded in a run's metrics (a run without checkpoints r
 
 one_run() {  # one_run ARM SPREAD SEED
     local run="$ROOT/$1-x$2-s$3" sets=() kv
-    for kv in $(arm_set "$1") "key_relay_spread=$2" "seed=$3" "steps=$STEPS" $TRAIN_SET; do sets+=(--set "$kv"); done
+    for kv in $(arm_set "$1") "key_relay_spread=$2" "seed=$3" "steps=$STEPS" ${RELAY_START:+model=$RELAY_START} $TRAIN_SET; do
+        sets+=(--set "$kv")
+    done
     $PY -m atrl train --config "$CONFIG" "${sets[@]}" --out "$run" >> "$run.log" 2>&1 \
         || { echo "[relay] FAILED $run (see $run.log)"; tail -5 "$run.log"; return 1; }
     echo "[relay] done $run"
 }
 
+relay_start() {  # the warm start and, per checkpoint, its relay rate (the dose is chosen from these)
+    local sft="$ROOT/relay-sft" model
+    [ -f "$sft/model/config.json" ] || $PY -m atrl sft --config configs/sft-smollm2-relay.yaml $SFT_SET --out "$sft"
+    for model in "$sft"/checkpoints/step_*/model "$sft/model"; do
+        [ -f "${model%/model}/relay.json" ] || $PY benchmarks/relay_rate.py --policy "hf:$model" --tasks 4 --samples 8 \
+            ${RELAY_RATE_SET:-} --json "${model%/model}/relay.json"
+    done
+}
+
 relay() {
+    if [ -z "$RELAY_START" ]; then
+        echo "set RELAY_START to the warm start chosen by \`$0 relay-start\` (the base model relays no key)" >&2
+        return 2
+    fi
     for arm in $ARMS; do arm_set "$arm" > /dev/null; done  # unknown arms fail before anything runs
     local failed=0 running=0
     for seed in $SEEDS; do for spread in $SPREADS; do for arm in $ARMS; do
@@ -88,7 +110,8 @@ collect() {  # the agent settings of configs/train-compaction-gpu.yaml
 case "${1:-}" in
     collect) collect ;;
     gradients) $PY benchmarks/credit_gradients.py --run "$ROOT/rollouts" --model "$START" --out "$ROOT/gradients" ;;
+    relay-start) relay_start ;;
     relay) relay ;;
     relay-summary) $PY benchmarks/credit_relay_summary.py --runs "$ROOT" --out "$ROOT/summary" ;;
-    *) sed -n '2,19p' "$0"; exit 2 ;;
+    *) sed -n '2,/^set -euo/{/^set -euo/!p}' "$0"; exit 2 ;;
 esac
