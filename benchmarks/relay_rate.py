@@ -7,8 +7,8 @@ tier 2 (a start that never relays gives its arms no signal to learn from).
         [--tasks 4] [--samples 8] [--set key=value ...] [--json OUT.json]
 
 Measured on a 2-core CPU with SmolLM2-135M-Instruct, the tier's start as first configured
-(docs/experiments/atrl-vs-grpo.md, "Tier 2"): 0 of 32 summaries kept the key and 0 of 32 second
-answers wrote it.
+(docs/experiments/atrl-vs-grpo.md, "Tier 2"): 1 of 32 summaries kept the key and 0 of 32 second
+answers wrote it; after 3 SFT steps of configs/sft-smollm2-relay.yaml, 20 and 13 of 32.
 """
 
 from __future__ import annotations
