@@ -20,6 +20,8 @@
 #   ROOT=runs/relay-cpu SEEDS=0 STEPS=2 PARALLEL=2 RELAY_START=tiny-random:0 TRAIN_SET="bf16=false \
 #     agent.context_budget=1200 agent.max_response_tokens=6 agent.summary_tokens=6 group_size=2 tasks_per_step=2 \
 #     agent.platform=interpreter" scripts/experiment_credit.sh relay
+#   ROOT=runs/relay-cpu SFT_SET="--set model=tiny-random:0 --set bf16=false" RELAY_RATE_SET="--set bf16=false" \
+#     scripts/experiment_credit.sh relay-start        (under a minute; a tiny random model relays nothing)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=${ROOT:-runs/credit-relay}
