@@ -4,8 +4,10 @@ One run, read top to bottom in `run_sft`:
 1. load the start policy in fp32 (`model` spec; a GGUF-loaded model is rebuilt as a plain
    transformers model so it can be saved, see `plain_model`), optionally wrap it in LoRA;
 2. build examples (`atrl.rl.sft_data`) from the training part of the split only — reference
-   solutions in several prompt variants, plus ok turns of earlier runs when `trajectories` is
-   set; knowledge-base examples are restricted to training tasks too;
+   solutions in several prompt variants (unless `solutions: false`), second turns after feedback
+   (`repair`), key-relay episodes (`relay`: the credit experiment's tier 2), and ok turns of
+   earlier runs when `trajectories` is set; knowledge-base examples are restricted to training
+   tasks too;
 3. train: each optimizer step takes `batch_size` examples (a seeded shuffle per epoch),
    micro-batches of `micro_batch_size` right-padded sequences, the loss the token-mean
    cross-entropy over the step's target tokens (assistant tokens only), bf16 autocast on GPU,
