@@ -21,6 +21,9 @@
 #   DIAG=runs/diag-smoke STEPS=1 WORKERS=2 BACKEND=interpreter ARMS=P EXTRA_DIAG="--set group_size=2 \
 #     --set tasks_per_step=1 --set agent.max_response_tokens=16 --set agent.summary_tokens=8 --set bf16=false \
 #     --set agent.platform=interpreter" scripts/gpu_rl_diagnosis.sh start
+# and of R's continuation (`resume`, with restore_checkpoint defined and the parts parked under
+# $ATRL_PARK/rlckpt): the same with STEPS=23 resumes the step-22 checkpoint and runs step 23 (ran on
+# the CPU: the recorded metrics kept to step 22, step 23 appended)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DIAG=${DIAG:-runs/diag}
