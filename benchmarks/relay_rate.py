@@ -23,7 +23,7 @@ from atrl.agent.episode import run_episodes
 from atrl.policy import load_policy
 from atrl.rl.config import load_config
 from atrl.rl.key_relay import KeyRelay, relay_metrics
-from atrl.rl.trainer import _load_tasks
+from atrl.rl.trainer import load_tasks
 
 
 def main() -> None:
@@ -39,7 +39,7 @@ def main() -> None:
 
     config = load_config(args.config, args.set)
     spec = args.policy or config.model
-    tasks = random.Random(config.seed).sample(_load_tasks(config), args.tasks)
+    tasks = random.Random(config.seed).sample(load_tasks(config), args.tasks)
     relay = KeyRelay(config.key_relay_spread, config.key_relay_bonus, config.key_relay_length, config.seed)
     relay.begin_step(1)
     policy = load_policy(spec, **({"device": args.device} if args.device else {}))

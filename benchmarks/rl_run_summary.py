@@ -94,10 +94,10 @@ def paired_comparison(rows: list[dict], other: list[dict], key: str = "episode_s
 def expected_solve_rates(config_path: Path, screen_path: Path, steps: list[int]) -> list[float]:
     """Per step: the start policy's screened solve rate averaged over the tasks the trainer drew."""
     from atrl.rl.config import TrainConfig
-    from atrl.rl.trainer import _load_tasks, draw_tasks
+    from atrl.rl.trainer import draw_tasks, load_tasks
 
     config = TrainConfig(**yaml.safe_load(config_path.read_text()))
-    tasks = _load_tasks(config)
+    tasks = load_tasks(config)
     solved: dict[str, list[bool]] = defaultdict(list)
     for line in screen_path.read_text().splitlines():
         episode = json.loads(line)

@@ -130,7 +130,9 @@ def _split_tasks(config: TrainConfig) -> list[Task]:
     return tasks
 
 
-def _load_tasks(config: TrainConfig) -> list[Task]:
+def load_tasks(config: TrainConfig) -> list[Task]:
+    """The tasks a run trains on: the split's `split_part` when a split is set, else the suite at
+    `level` (narrowed by `task_ids`), without skipped tasks."""
     from atrl.tasks.registry import load_suite
 
     if config.split:
@@ -297,7 +299,7 @@ class Trainer:
         tokenizer = getattr(policy, "tokenizer", None)
         pad = getattr(tokenizer, "pad_token_id", None)
         self.pad_id = pad if pad is not None else (getattr(tokenizer, "eos_token_id", None) or 0)
-        self.tasks = tasks if tasks is not None else _load_tasks(config)
+        self.tasks = tasks if tasks is not None else load_tasks(config)
         self.reward_source = reward_source if reward_source is not None else _make_reward_source(config)
         self.prompt_preset = prompt_preset(config, self.reward_source)
         train_ids = _read_split(config).ids("train") if config.split else None

@@ -37,7 +37,7 @@ def test_slope_interval_of_a_noisy_line():
 
 def test_expected_solve_rate_follows_the_trainer_s_draw(tmp_path):
     from atrl.rl.config import TrainConfig
-    from atrl.rl.trainer import Trainer, _load_tasks
+    from atrl.rl.trainer import Trainer, load_tasks
 
     tasks = ["builtin/relu", "builtin/silu", "builtin/gelu_tanh", "builtin/softmax"]
     config = TrainConfig(model="tiny-random:0", task_ids=tasks, tasks_per_step=2, seed=3, out_dir=str(tmp_path))
@@ -48,7 +48,7 @@ def test_expected_solve_rate_follows_the_trainer_s_draw(tmp_path):
         json.dumps({"task_id": t, "turns": [{"correct": i < 4 * rate}]}) + "\n"
         for t, rate in rates.items() for i in range(4)))
     expected = summary.expected_solve_rates(tmp_path / "config.yaml", screen, [1, 2, 3])
-    trainer_draws = [Trainer.sample_tasks(type("T", (), {"config": config, "tasks": _load_tasks(config)})(), step)
+    trainer_draws = [Trainer.sample_tasks(type("T", (), {"config": config, "tasks": load_tasks(config)})(), step)
                      for step in range(3)]
     assert expected == [sum(rates[t.id] for t in drawn) / 2 for drawn in trainer_draws]
 

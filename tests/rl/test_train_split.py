@@ -11,7 +11,7 @@ from atrl.errors import UsageError
 from atrl.kb.inject import KnowledgeInjector
 from atrl.rl.config import load_config, make_config
 from atrl.rl.split import load_split
-from atrl.rl.trainer import Trainer, _load_tasks
+from atrl.rl.trainer import Trainer, load_tasks
 from atrl.tasks.registry import get_task, load_suite
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
@@ -25,17 +25,17 @@ def split():
 
 def test_split_gives_exactly_the_train_part(split):
     cfg = load_config(CONFIGS / "tiny-cpu.yaml", [f"split={SPLIT_FILE}", "level=null"])
-    assert [t.id for t in _load_tasks(cfg)] == split.train
+    assert [t.id for t in load_tasks(cfg)] == split.train
 
 
 def test_split_heldout_part(split):
     cfg = load_config(CONFIGS / "tiny-cpu.yaml", [f"split={SPLIT_FILE}", "split_part=heldout", "level=null"])
-    assert [t.id for t in _load_tasks(cfg)] == split.heldout
+    assert [t.id for t in load_tasks(cfg)] == split.heldout
 
 
 def test_split_with_level_keeps_that_level_of_the_train_part(split):
     cfg = load_config(CONFIGS / "tiny-cpu.yaml", [f"split={SPLIT_FILE}", "level=1"])
-    ids = [t.id for t in _load_tasks(cfg)]
+    ids = [t.id for t in load_tasks(cfg)]
     by_id = {t.id: t for t in load_suite("builtin").tasks}
     expected = [i for i in split.train if by_id[i].level == 1]
     assert ids == expected
@@ -44,14 +44,14 @@ def test_split_with_level_keeps_that_level_of_the_train_part(split):
 
 def test_task_ids_narrow_the_split_part(split):
     cfg = load_config(CONFIGS / "tiny-cpu.yaml", [f"split={SPLIT_FILE}", "task_ids=[builtin/softmax,builtin/relu]"])
-    assert [t.id for t in _load_tasks(cfg)] == [i for i in split.train if i in ("builtin/relu", "builtin/softmax")]
+    assert [t.id for t in load_tasks(cfg)] == [i for i in split.train if i in ("builtin/relu", "builtin/softmax")]
 
 
 def test_task_ids_outside_the_split_part_are_refused():
     # builtin/sigmoid is held out: screening must never move a held-out task into training
     cfg = load_config(CONFIGS / "tiny-cpu.yaml", [f"split={SPLIT_FILE}", "task_ids=[builtin/relu,builtin/sigmoid]"])
     with pytest.raises(UsageError, match="builtin/sigmoid not among") as info:
-        _load_tasks(cfg)
+        load_tasks(cfg)
     assert "part" in (info.value.fix or "")
 
 
@@ -63,7 +63,7 @@ def test_bad_split_part_names_the_key():
 def test_missing_split_file_is_a_usage_error(tmp_path):
     cfg = load_config(CONFIGS / "tiny-cpu.yaml", [f"split={tmp_path / 'nope.yaml'}"])
     with pytest.raises(UsageError, match="nope.yaml does not exist") as info:
-        _load_tasks(cfg)
+        load_tasks(cfg)
     assert "split" in (info.value.fix or "")
 
 
@@ -72,7 +72,7 @@ def test_split_of_another_suite_is_refused(tmp_path):
     other.write_text("suite: kernelbench\ntrain: [a]\nheldout: [b]\n")
     cfg = load_config(CONFIGS / "tiny-cpu.yaml", [f"split={other}"])
     with pytest.raises(UsageError, match="suite 'kernelbench'"):
-        _load_tasks(cfg)
+        load_tasks(cfg)
 
 
 # builtin/cumsum (train) retrieves held-out builtin/cumprod's solution as its example when examples
