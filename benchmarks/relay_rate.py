@@ -39,7 +39,10 @@ def main() -> None:
 
     config = load_config(args.config, args.set)
     spec = args.policy or config.model
-    tasks = random.Random(config.seed).sample(load_tasks(config), args.tasks)
+    available = load_tasks(config)
+    if not 1 <= args.tasks <= len(available):
+        parser.error(f"--tasks {args.tasks}: the config has {len(available)} tasks; give 1 to {len(available)}")
+    tasks = random.Random(config.seed).sample(available, args.tasks)
     relay = KeyRelay(config.key_relay_spread, config.key_relay_bonus, config.key_relay_length, config.seed)
     relay.begin_step(1)
     policy = load_policy(spec, **({"device": args.device} if args.device else {}))
