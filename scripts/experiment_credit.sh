@@ -8,13 +8,26 @@
 #                                               each of its checkpoints (benchmarks/relay_rate.py)  -> $ROOT/relay-sft
 #   scripts/experiment_credit.sh relay          tier 2: every arm x spread x seed of the key-relay
 #                                               environment, PARALLEL runs at a time on one GPU  -> $ROOT/<arm>-x<spread>-s<seed>
+#                                               from RELAY_START, or else from the checkpoint the pre-registered
+#                                               rule picks from relay-start's rates (benchmarks/relay_start.py)
 #   scripts/experiment_credit.sh relay-summary  per-seed areas under the relay curve, tests, plot -> $ROOT/summary
+# Phases run in the order given (`relay-start relay relay-summary`: all of tier 2). On the GPU machine,
+# which is given back ~30 s after a call ends:
+#   scripts/experiment_credit.sh detach PHASE...  run the phases in the background, in a new session
+#                                               (log: $ROOT/detached.log)
+#   scripts/experiment_credit.sh watch          progress every minute for WATCH_S seconds, or until the
+#                                               detached phases end
+#   scripts/experiment_credit.sh bring          tier 2's records (rates, choice, each run's metrics, config
+#                                               and log, the summary; no weights) -> $OUTDIR/credit-records.tgz
+# e.g. one call `detach relay-start relay relay-summary`, then `WATCH_S=560 OUTDIR=$OUT ... watch bring`
+# in calls issued back to back.
 # Arms: seg (atrl, segment credit), traj (atrl, trajectory credit: same baseline and scale),
 # grpo, and the negative controls seg1 / traj1 (max_segments 1: one segment, where the two credits
 # coincide). Every phase resumes: finished runs are skipped, unfinished ones continue.
 # Settings: ROOT (runs/credit-relay), ARMS ("seg traj"), SPREADS ("0 1.0"), SEEDS ("0 1 2 3 4 5"),
 # STEPS (40), PARALLEL (8), PY (python3), TRAIN_SET (more key=value overrides for every run),
-# RELAY_START (the arms' start: hf:$ROOT/relay-sft/<the checkpoint chosen by its relay rate>);
+# RELAY_START (the arms' start; default: the checkpoint of $ROOT/relay-sft chosen by its relay rate),
+# OMP_NUM_THREADS (CPU threads per run; default: the cores shared among PARALLEL runs), WATCH_S, OUTDIR;
 # tier 1: START (hf:runs/sft/model), SAMPLES (8), BACKEND (cuda), COLLECT_SET (more eval --set overrides).
 # CPU smoke run (tiny random model):
 #   ROOT=runs/relay-cpu SEEDS=0 STEPS=2 PARALLEL=2 RELAY_START=tiny-random:0 TRAIN_SET="bf16=false \
@@ -82,10 +95,11 @@ relay_start() {  # the warm start and, per checkpoint, its relay rate (the dose 
 }
 
 relay() {
-    if [ -z "$RELAY_START" ]; then
-        echo "set RELAY_START to the warm start chosen by \`$0 relay-start\` (the base model relays no key)" >&2
-        return 2
+    if [ -z "$RELAY_START" ]; then  # the pre-registered rule on relay-start's rates (it says why when it cannot)
+        RELAY_START=$($PY benchmarks/relay_start.py --sft "$ROOT/relay-sft") || return 2
+        echo "[relay] start chosen by its relay rate: $RELAY_START"
     fi
+    export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(( $(nproc) / PARALLEL > 0 ? $(nproc) / PARALLEL : 1 ))}
     for arm in $ARMS; do arm_set "$arm" > /dev/null; done  # unknown arms fail before anything runs
     local failed=0 running=0
     for seed in $SEEDS; do for spread in $SPREADS; do for arm in $ARMS; do
@@ -109,11 +123,46 @@ collect() {  # the agent settings of configs/train-compaction-gpu.yaml
         --set kb_tokens=400 "${sets[@]}" --out "$ROOT/rollouts"
 }
 
-case "${1:-}" in
-    collect) collect ;;
-    gradients) $PY benchmarks/credit_gradients.py --run "$ROOT/rollouts" --model "$START" --out "$ROOT/gradients" ;;
-    relay-start) relay_start ;;
-    relay) relay ;;
-    relay-summary) $PY benchmarks/credit_relay_summary.py --runs "$ROOT" --out "$ROOT/summary" ;;
-    *) sed -n '2,/^set -euo/{/^set -euo/!p}' "$0"; exit 2 ;;
-esac
+watch() {  # finished runs and the log's last line, every minute, until WATCH_S has passed or the phases ended
+    local until=$((SECONDS + ${WATCH_S:-540}))
+    while [ "$SECONDS" -lt "$until" ]; do
+        local finished=0 run
+        for run in "$ROOT"/*-x*-s*/; do
+            [ -d "$run" ] && [ "$(done_steps "$run")" -ge "$STEPS" ] && finished=$((finished + 1))
+        done
+        echo "[watch] $(date +%H:%M:%S) finished runs: $finished; $(tail -1 "$ROOT/detached.log" 2>/dev/null)"
+        kill -0 "$(cat "$ROOT/detached.pid" 2>/dev/null)" 2>/dev/null || { echo "[watch] the detached phases have ended"; tail -5 "$ROOT/detached.log"; return 0; }
+        sleep $((until - SECONDS < 60 ? (until - SECONDS > 0 ? until - SECONDS : 0) : 60))
+    done
+}
+
+bring() {  # the records, no weights: small enough to come back from the GPU machine and to commit
+    local outdir=${OUTDIR:-$ROOT.out}
+    mkdir -p "$outdir"
+    (cd "$ROOT" && find . -path '*/trajectories' -prune -o \( -name '*.json' -o \
+        -name '*.jsonl' -o -name '*.yaml' -o -name '*.log' -o -name '*.md' -o -name '*.png' \) -print \
+        | grep -v -e '/model/' -e 'sft_data.jsonl' | tar czf - -T -) > "$outdir/credit-records.tgz"
+    echo "[bring] $(tar tzf "$outdir/credit-records.tgz" | wc -l) files -> $outdir/credit-records.tgz"
+}
+
+[ $# -gt 0 ] || { sed -n '2,/^set -euo/{/^set -euo/!p}' "$0"; exit 2; }
+if [ "$1" = detach ]; then
+    shift
+    trap - EXIT  # the phases outlive this call
+    setsid nohup "$0" "$@" > "$ROOT/detached.log" 2>&1 < /dev/null &
+    echo $! > "$ROOT/detached.pid"
+    echo "[detach] $* (pid $(cat "$ROOT/detached.pid"), log $ROOT/detached.log)"
+    exit 0
+fi
+for phase in "$@"; do
+    case "$phase" in
+        collect) collect ;;
+        gradients) $PY benchmarks/credit_gradients.py --run "$ROOT/rollouts" --model "$START" --out "$ROOT/gradients" ;;
+        relay-start) relay_start ;;
+        relay) relay ;;
+        relay-summary) $PY benchmarks/credit_relay_summary.py --runs "$ROOT" --out "$ROOT/summary" ;;
+        watch) watch ;;
+        bring) bring ;;
+        *) sed -n '2,/^set -euo/{/^set -euo/!p}' "$0"; exit 2 ;;
+    esac
+done
