@@ -13,6 +13,8 @@
 #                                       fp32 on the CPU) -> ARM/nll.md
 #   scripts/gpu_rl_diagnosis.sh bring   each arm's records (metrics, config, log, trajectories) ->
 #                                       $OUTDIR; checkpoints only with BRING_CHECKPOINT=1
+# Side by side, arms take longer per step than one after another (measured 2026-12-04: 105-185 s
+# per step each against 57 s alone; they queue for the GPU lock of the timing stage): run one at a time.
 # Phases run in the order given, e.g. `ARMS=P scripts/gpu_rl_diagnosis.sh start resume`. The GPU
 # machine is given back ~30 s after a call ends, and the runs with it: end every watching call with
 # `bring` (`WATCH_S=480 OUTDIR=$OUT scripts/gpu_rl_diagnosis.sh watch bring`), so that what ran
