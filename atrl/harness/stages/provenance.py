@@ -22,8 +22,16 @@ allocated, and each event the writers of what it read, so the events behind an o
 data path — are found by walking back from the output's storage. A fingerprint of each storage
 is taken after every recorded write and compared before every recorded read and at the end, so
 a write that bypassed PyTorch's dispatcher and Triton's launcher shows up as `untracked`.
-Values read to the host (`.item()`, `.tolist()`) may flow anywhere afterwards, so the events
-behind them count as being on every output's data path.
+Values read to the host (`.item()`, `.tolist()`, `.numpy()`; the last two dispatch no aten op and
+are wrapped) may flow anywhere afterwards, so the events behind them count as being on every
+output's data path, and reading as many elements to the host as the output has counts as
+`untracked` data: the result can come back through Python scalars that no tensor carries.
+Small Python constants are constants only while their elements, summed over the output's data
+path, stay below the output's: many 64-element constants carry a result as well as one large one.
+A launch's own work (the launcher's copies, an autotuner's benchmark runs) is not recorded, but
+what the candidate's own code does inside it is: an autotuner's `pre_hook`, a heuristic's value
+function, a grid function, Python that the interpreter runs from a kernel body. A same-size
+`resize_` keeps its data and its writers (it is no allocation).
 
 `decide` turns a record into a verdict under a compute policy: `strict` rejects any PyTorch
 compute on the data path; `partial` requires the Triton share of the work — one minus the bytes
@@ -45,6 +53,7 @@ transpose task.)
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -63,9 +72,11 @@ CONSTANT_OPS = frozenset({
     "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros", "zeros_like",
     "new_zeros", "ones", "ones_like", "new_ones", "full", "full_like", "new_full", "fill", "fill_", "zero",
     "zero_", "scalar_tensor", "arange", "linspace", "logspace", "eye", "rand", "rand_like", "randn",
-    "randn_like", "randint", "randint_like", "randperm", "normal_", "uniform_", "random_", "resize_",
-    "resize_as_",
+    "randn_like", "randint", "randint_like", "randperm", "normal_", "uniform_", "random_",
 })
+# Ops that change a tensor's size and keep its data (a same-size `resize_` is a no-op on the data):
+# the storage keeps its writers, and moves them along when it is reallocated to grow
+RESIZE_OPS = frozenset({"resize_", "resize_as_"})
 COPY_OPS = frozenset({
     "copy", "copy_", "_copy_from", "_copy_from_and_resize", "clone", "_to_copy", "lift_fresh_copy",
     "detach_copy", "alias_copy", "view_copy", "_reshape_copy", "expand_copy", "permute_copy", "t_copy",
@@ -180,7 +191,7 @@ def fingerprint(tensor: torch.Tensor) -> tuple[int, ...]:
         grid = words[:body].view(-1, _ROW_WORDS)
         rows = grid.sum(dim=1, dtype=torch.int64)
         parts += [rows.sum(), _weighted_sum(rows), _weighted_sum(grid.sum(dim=0, dtype=torch.int64))]
-    return tuple(torch.stack(parts).tolist())
+    return tuple(torch._C.TensorBase.tolist(torch.stack(parts)))  # no host read of the candidate's
 
 
 def _flops(func, args: tuple, kwargs: dict, out: object, outputs: list[torch.Tensor]) -> int:
@@ -248,8 +259,11 @@ class ProvenanceRecorder(TorchDispatchMode):
         self.writers: dict[StorageKey, list[int]] = {}
         self.fingerprints: dict[StorageKey, tuple[int, ...]] = {}
         self.host_reads: set[int] = set()
+        self.host_read_elements = 0  # elements read to the host by `.tolist()` / `.numpy()`
         self.largest_output = 0
+        self.candidate_files: set[str] = set()  # the candidate's source file (record_candidate_state)
         self._quiet = 0
+        self._launching = 0
 
     # --- registration -------------------------------------------------------------------------
     def register(self, tensors: Iterable[torch.Tensor], kind: str, name: str) -> None:
@@ -273,6 +287,33 @@ class ProvenanceRecorder(TorchDispatchMode):
             yield
         finally:
             self._quiet -= 1
+
+    def _from_candidate_inside_launch(self) -> bool:
+        """Whether the op now dispatched was called by the candidate's own code from inside a launch
+        (an autotuner's `pre_hook`, a heuristic's value function, a grid function, or Python run
+        from a kernel body by the interpreter) rather than by Triton's launcher itself: the frames
+        between here and the launch wrapper include one of the candidate's file."""
+        if not self.candidate_files:
+            return False
+        from atrl.harness.stages import launch_hook
+
+        wrapper = launch_hook.__file__
+        frame = sys._getframe(2)
+        while frame is not None:
+            filename = frame.f_code.co_filename
+            if filename in self.candidate_files:
+                return True
+            if filename == wrapper:
+                return False
+            frame = frame.f_back
+        return False
+
+    def note_host_read(self, tensor: torch.Tensor) -> None:
+        """`.tolist()` / `.numpy()`: the tensor's values leave for the host without an aten op."""
+        if self._quiet or (self._launching and not self._from_candidate_inside_launch()):
+            return
+        self.host_reads.update(self._sources(tensor))
+        self.host_read_elements += tensor.numel()
 
     def _remember(self, key: StorageKey, tensor: torch.Tensor) -> None:
         if self.verify_writes:
@@ -309,9 +350,11 @@ class ProvenanceRecorder(TorchDispatchMode):
     # --- aten ops -------------------------------------------------------------------------------
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if self._quiet:
+        if self._quiet or (self._launching and not self._from_candidate_inside_launch()):
             return func(*args, **kwargs)
         name = func.overloadpacket.__name__
+        if name in RESIZE_OPS:
+            return self._resize(func, args, kwargs)
         if name == "lift_fresh":
             out = func(*args, **kwargs)
             self._note_python_constant(out)
@@ -351,6 +394,17 @@ class ProvenanceRecorder(TorchDispatchMode):
             self._write(tensor, event, whole=covers or reads_written)
         return out
 
+    def _resize(self, func, args: tuple, kwargs: dict) -> object:
+        tensor = args[0]
+        before = _storage_key(tensor)
+        out = func(*args, **kwargs)
+        after = _storage_key(tensor)
+        if after is not None and after != before:  # reallocated: the old values were copied over
+            kept = self.writers.get(before, []) if before is not None else []
+            self.writers[after] = list(kept) or [self._add("constant", f"aten.{func.overloadpacket.__name__}")]
+            self._remember(after, tensor)
+        return out
+
     def _note_python_constant(self, tensor: torch.Tensor) -> None:
         """A tensor built from Python values (`torch.tensor(...)`): a constant while small."""
         key = _storage_key(tensor)
@@ -370,8 +424,11 @@ class ProvenanceRecorder(TorchDispatchMode):
         tensors = _tensors(list(args) + list(kwargs.values()))
         deps = [e for t in tensors for e in self._sources(t)]
         work = Work(sum(_nbytes(t) for t in {id(t): t for t in tensors}.values()))
-        with self.quiet():
+        self._launching += 1  # the launcher's own ops are not recorded; the candidate's are
+        try:
             yield
+        finally:
+            self._launching -= 1
         event = self._add("triton", kernel, work, deps)
         for tensor in tensors:
             self._write(tensor, event, whole=False)
@@ -416,8 +473,48 @@ def recording(verify_writes: bool = True) -> Iterator[ProvenanceRecorder]:
     from atrl.harness.stages.launch_hook import observe_launches
 
     recorder = ProvenanceRecorder(verify_writes)
-    with observe_launches(recorder.launch), recorder:
+    with observe_launches(recorder.launch), _host_reads_noted(recorder), recorder:
         yield recorder
+
+
+_recording: list[ProvenanceRecorder] = []  # the recorders active now, innermost last
+_reading = 0
+
+
+def _install_host_read_hooks() -> None:
+    """`Tensor.tolist` and `Tensor.numpy` dispatch no aten op on the CPU: wrap them (once, like the
+    launch hook) so that the innermost active recorder is told of them."""
+    for name in ("tolist", "numpy"):
+        original = getattr(torch.Tensor, name)
+        if getattr(original, "_atrl_host_read", False):
+            continue
+
+        def wrap(original):
+            @functools.wraps(original)
+            def read(self, *args, **kwargs):
+                global _reading
+                if _recording and not _reading and isinstance(self, torch.Tensor):
+                    _recording[-1].note_host_read(self)
+                _reading += 1  # a subclass's __torch_function__ calls the read again: one read
+                try:
+                    return original(self, *args, **kwargs)
+                finally:
+                    _reading -= 1
+
+            read._atrl_host_read = True  # type: ignore[attr-defined]
+            return read
+
+        setattr(torch.Tensor, name, wrap(original))
+
+
+@contextmanager
+def _host_reads_noted(recorder: ProvenanceRecorder) -> Iterator[None]:
+    _install_host_read_hooks()
+    _recording.append(recorder)
+    try:
+        yield
+    finally:
+        _recording.remove(recorder)
 
 
 def record_candidate_state(recorder: ProvenanceRecorder, model: torch.nn.Module, inputs: list) -> None:
@@ -427,6 +524,8 @@ def record_candidate_state(recorder: ProvenanceRecorder, model: torch.nn.Module,
     module = sys.modules.get(type(model).__module__)
     if module is not None:
         recorder.register(module_tensors(list(vars(module).values()), depth=2), "state", "module global")
+        if isinstance(getattr(module, "__file__", None), str):
+            recorder.candidate_files.add(module.__file__)
 
 
 def _mib(n: int) -> str:
@@ -480,8 +579,13 @@ def decide(recorder: ProvenanceRecorder, roots: list[torch.Tensor], rule: Proven
     path = recorder.data_path(roots)
     share = triton_share(path, reference)
     untracked = [e for e in path if e.kind == "untracked"]
-    untracked += [e for root in roots for e in recorder.data_path([root])
-                  if e.kind == "python-constant" and e.elements >= root.numel()]
+    for root in roots:  # Python values that carry the result itself, in one constant or in many
+        constants = [e for e in recorder.data_path([root]) if e.kind == "python-constant"]
+        if constants and sum(e.elements for e in constants) >= root.numel():
+            untracked.append(constants[0])
+    if recorder.host_read_elements >= max(MAX_CONSTANT_ELEMENTS, recorder.largest_output):
+        untracked.append(Event(-1, "untracked", f"{recorder.host_read_elements} elements read to the host "
+                                                "(.tolist(), .numpy()) in forward, as many as the output has"))
     if untracked:
         return Mismatch(
             "correctness:untracked-data",
