@@ -8,7 +8,7 @@ idioms mean what they mean on a GPU whose tensors are the CPU's: `.cuda()` of a 
 (on a GPU the judged tensors are already there), a CUDA device in `device=` or `.to(...)` is the
 CPU, and `is_cuda` is true. On a torch without CUDA, where these calls can only fail,
 `torch.cuda.synchronize()` waits for nothing (CPU work is synchronous), `torch.cuda.current_device()`
-is 0 and `torch.cuda.get_device_properties(...)` describes an H100-class GPU (its SM count sizes
+is 0 of `torch.cuda.device_count()` 1, `with torch.cuda.device(...)` selects nothing, and `torch.cuda.get_device_properties(...)` describes an H100-class GPU (its SM count sizes
 persistent grids). Nothing else changes: no kernel, no PyTorch op and no check of the judge sees a
 different tensor. What it does not map (other `torch.cuda.*` calls, `x.device.type == "cuda"`)
 still fails, with a hint (`atrl.harness.stages.judge.CPU_DEVICE_HINT`).
@@ -16,6 +16,7 @@ still fails, with a hint (`atrl.harness.stages.judge.CPU_DEVICE_HINT`).
 
 from __future__ import annotations
 
+import contextlib
 from types import SimpleNamespace
 from typing import Any
 
@@ -47,7 +48,9 @@ GPU_PROPERTIES = SimpleNamespace(name="CPU standing in for a CUDA GPU", major=ST
                                  warp_size=STAND_IN_GPU["warpSize"], max_threads_per_multi_processor=2048,
                                  shared_memory_per_block_optin=STAND_IN_GPU["max_shared_mem"], L2_cache_size=50 * 2**20)
 _CUDA_CALLS = {"synchronize": lambda device=None: None, "current_device": lambda: 0,
-               "get_device_properties": lambda device=None: GPU_PROPERTIES}
+               "get_device_properties": lambda device=None: GPU_PROPERTIES, "device_count": lambda: 1,
+               # `with torch.cuda.device(x.device):` around a launch (Triton's tutorials): one device, nothing to select
+               "device": lambda device=None: contextlib.nullcontext()}
 
 
 class CudaOnCpu(TorchFunctionMode):

@@ -22,6 +22,9 @@ def test_cuda_idioms_mean_the_cpu_inside_and_nothing_outside():
             torch.cuda.synchronize()
             assert torch.cuda.current_device() == 0
             assert torch.cuda.get_device_properties(0).multi_processor_count > 0
+            assert torch.cuda.device_count() == 1
+            with torch.cuda.device(x.device):  # Triton's tutorials launch inside it
+                assert torch.cuda.current_device() == 0
     assert not x.is_cuda
     if not torch.cuda.is_available():
         with pytest.raises((AssertionError, RuntimeError)):  # restored on exit
