@@ -1,4 +1,4 @@
-# class: autotune-pre-hook
+# class: an autotuner config's pre_hook zeroes the output; the kernel accumulates into it atomically
 # task: builtin/relu
 # an autotuner config's pre_hook zeroes the output (PyTorch allocation work inside the launch), then the kernel accumulates into it
 

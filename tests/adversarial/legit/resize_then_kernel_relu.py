@@ -1,4 +1,4 @@
-# class: resize-allocation
+# class: the output allocated empty and grown with resize_ before the kernel writes it (partial policy)
 # task: tasks/relu_partial.py
 # (partial policy: the static rule reads resize_ as PyTorch compute) the output is allocated empty and grown with resize_ before the kernel writes it; a small tensor is read to the host with .tolist() for a launch parameter
 
