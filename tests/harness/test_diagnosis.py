@@ -252,3 +252,12 @@ def test_a_diagnosis_that_runs_out_of_memory_leaves_the_wrong_value_verdict_stan
     assert wrong != task.solution
     verdict = judge(task, wrong, JudgeOptions(backend="interpreter", preset="small", trials=1))
     assert verdict.error_class == "correctness:mismatch" and verdict.diagnosis is None, verdict.message
+
+
+def test_a_slow_candidate_on_the_interpreter_is_told_what_is_slow_there() -> None:
+    # a grid of many programs looping over narrow blocks is a GPU design that the interpreter runs in turn
+    facts = {"preset": "small", "default_preset": "small", "reference_seconds": 0.1, "interpreted": True}
+    message, found = explain_timeout("compile", 60.0, facts, trials=5)
+    assert found.cause == "candidate" and "interpreter" in message and "fewer programs with larger blocks" in found.fix
+    message, found = explain_timeout("compile", 60.0, {**facts, "interpreted": False}, trials=5)
+    assert "interpreter" not in message and "fewer programs" not in found.fix

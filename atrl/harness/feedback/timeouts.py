@@ -47,12 +47,22 @@ def explain_timeout(stage: str, limit: float, facts: dict, trials: int) -> tuple
         evidence = (f"{per_call + ', but ' if per_call else ''}{preset!r} is larger than this backend's own preset "
                     f"{default!r}: a kernel run there takes far longer than the reference")
         return _preset(head, evidence, preset)
+    interpreted = bool(facts.get("interpreted"))
     if reference is not None:
         evidence = (f"{per_call} (~{reference * calls:.3g} s for the {stage} stage's {calls} call(s)), so the "
                     f"candidate used the rest of the {limit:g} s")
-        return f"{head}; {evidence}: the candidate is the cause", _candidate(evidence)
+        message = f"{head}; {evidence}: the candidate is the cause"
+        return message + (INTERPRETER_NOTE if interpreted else ""), _candidate(evidence, interpreted)
     evidence = "no reference timing was recorded before the limit hit"
-    return f"{head}; {evidence} (an endless loop, or far too slow)", _candidate(evidence)
+    message = f"{head}; {evidence} (an endless loop, or far too slow)"
+    return message + (INTERPRETER_NOTE if interpreted else ""), _candidate(evidence, interpreted)
+
+
+# A kernel that is fast on a GPU can be slow here: the interpreter runs every program in turn, and
+# every tl operation as numpy calls on the whole block, so the cost is programs x loop trips x ops.
+INTERPRETER_NOTE = (" (on the interpreter every program runs one after another in Python and each tl operation "
+                    "costs about the same whatever the block size: a design fast on a GPU — many programs, long "
+                    "loops over narrow blocks — can be too slow here)")
 
 
 def _preset(head: str, evidence: str, preset: str) -> tuple[str, Diagnosis]:
@@ -65,13 +75,15 @@ def _preset(head: str, evidence: str, preset: str) -> tuple[str, Diagnosis]:
         "fix-timeout-size", "preset")
 
 
-def _candidate(evidence: str) -> Diagnosis:
+def _candidate(evidence: str, interpreted: bool = False) -> Diagnosis:
+    fix = ("remove endless loops; make sure the grid and loop bounds are finite, use triton.cdiv(n, BLOCK) programs "
+           "with BLOCK well above 1, and few compile variants")
+    if interpreted:
+        fix += ("; on the interpreter, also use fewer programs with larger blocks (e.g. 64-256 rows per program, "
+                "tl.dot on 2-D tiles, tl.sum over a whole block) instead of many programs or loops over narrow blocks")
     return Diagnosis(
         "candidate", "the candidate is too slow or never finishes (the reference itself is fast at this size)",
-        evidence,
-        "remove endless loops; make sure the grid and loop bounds are finite, use triton.cdiv(n, BLOCK) programs "
-        "with BLOCK well above 1, and few compile variants",
-        "fix-timeout", "candidate")
+        evidence, fix, "fix-timeout", "candidate")
 
 
 def with_size_note(message: str, facts: dict) -> str:

@@ -156,7 +156,7 @@ def _note_reference_time(report_stage: Callable, reference, inputs, preset: str 
     note = getattr(report_stage, "note", lambda **facts: None)
     input_bytes = sum(v.numel() * v.element_size() for v in inputs if isinstance(v, torch.Tensor))
     described = describe_inputs(inputs)
-    note(preset=preset, default_preset=backend.default_preset, inputs=described,
+    note(preset=preset, default_preset=backend.default_preset, inputs=described, interpreted=not backend.timed,
          input_bytes=input_bytes, reference_running=True)
     copies = copy_inputs(inputs)
     start = time.perf_counter()
