@@ -568,3 +568,22 @@ SOLUTIONS = sorted(BUILTIN.rglob("*.solution.py"))
 @pytest.mark.parametrize("path", SOLUTIONS, ids=[str(p.relative_to(BUILTIN)) for p in SOLUTIONS])
 def test_builtin_solution_passes_static_checks(path):
     assert check_static(path.read_text()) == []
+
+
+@pytest.mark.parametrize("statement", [
+    "holder = []; holder.append(x); z = holder[0].clamp_min(0)",
+    "held = {}; held.update(a=x); z = held['a'].exp()",
+    "held = []; held.insert(0, x); z = held[0] * 2",
+    "held = []; held.extend([x]); z = held[-1].sum()",
+])
+def test_a_tensor_put_into_a_container_by_a_method_is_still_a_tensor(statement):
+    # assignment into a container (`held[0] = x`) was followed; these methods were not
+    assert_fires(with_forward_line(statement), "static:pytorch-compute", statement)
+
+
+@pytest.mark.parametrize("statement", [
+    "shapes = []; shapes.append(x.shape); z = shapes[0][0] * 2",
+    "outs = []; outs.append(torch.empty_like(x)); count = len(outs)",
+])
+def test_containers_of_non_tensors_or_of_allocations_stay_legitimate(statement):
+    assert rules(with_forward_line(statement)) == []

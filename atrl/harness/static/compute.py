@@ -33,6 +33,9 @@ TENSOR, LAYER = 1, 2
 RULE = "static:pytorch-compute"
 INSTEAD = "compute it in a Triton kernel (only allocation, views and shape queries may use torch)"
 
+# Methods that put values into a Python container (list, dict, set, deque)
+# (not `add`: a tensor has `.add()`, which computes)
+CONTAINER_ADDS = frozenset({"append", "extend", "insert", "update", "setdefault", "appendleft", "extendleft"})
 NON_TENSOR_ATTRS = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "layout", "requires_grad",
                               "is_leaf", "names", "itemsize", "nbytes"})  # fmt: skip
 LAYER_DATA_ATTRS = ("weight", "bias", "running_mean", "running_var", "in_proj_weight", "in_proj_bias")
@@ -166,6 +169,11 @@ class ComputeChecker:
             self._assign(node.target, node.iter, env, fn, iterate=True)
         elif isinstance(node, ast.withitem) and node.optional_vars is not None:
             self._assign(node.optional_vars, node.context_expr, env, fn)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in CONTAINER_ADDS and not self.taint(node.func.value, env, fn) & TENSOR:
+            # `holder.append(x)`: the container now holds what was put in (`holder[0].relu()` computes)
+            for value in [*node.args, *(k.value for k in node.keywords)]:
+                self._assign(node.func.value, value, env, fn)
 
     def _assign(self, target: ast.AST, value: ast.expr, env: dict[str, int], fn: FunctionNode,
                 iterate: bool = False) -> None:

@@ -10,6 +10,7 @@ from atrl.harness.static.common import Violation, matches, violation
 from atrl.harness.static.compute import (
     CAST_METHODS,
     COMPUTE_MODULES,
+    CONTAINER_ADDS,
     DTYPE_NAMES,
     INSTEAD,
     LAYER,
@@ -124,6 +125,8 @@ def _check_call(ck: ComputeChecker, call: ast.Call, env: dict[str, int], fn: Fun
 def _check_method(ck: ComputeChecker, call: ast.Call, func: ast.Attribute, env: dict[str, int],
                   fn: FunctionNode, report) -> None:
     method = func.attr
+    if method in CONTAINER_ADDS:  # no tensor has these: a container that holds tensors
+        return
     if method == "to" and _is_cast(ck, call, env, fn):
         report(call, "`.to(<dtype>)` is a dtype cast (compute)", "cast inside the Triton kernel (x.to(tl.float32))")
     elif method in ck.allow.methods:

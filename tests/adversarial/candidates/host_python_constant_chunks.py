@@ -24,7 +24,7 @@ class ModelNew(nn.Module):
         out = torch.empty_like(x)
         n = x.numel()
         holder = []
-        holder.append(x)  # out of the static rule's sight: the recorded data path must catch it
+        list.append(holder, x)  # out of the static rule's sight: the recorded data path must catch it
         values = [v if v > 0 else 0.0 for v in holder[0].reshape(-1).tolist()]
         chunks = []  # kept alive: no freed chunk's memory is reused by the next one
         for start in range(0, n, CHUNK):

@@ -26,7 +26,7 @@ class ModelNew(nn.Module):
         x = x.contiguous()
         out = torch.empty_like(x)
         holder = []
-        holder.append(x)  # out of the static rule's sight: the recorded data path must catch it
+        list.append(holder, x)  # out of the static rule's sight: the recorded data path must catch it
         values = [max(v, 0.0) for v in holder[0].reshape(-1).tolist()]
         for start in range(0, len(values), 8):  # the small preset's N is a multiple of 8
             place_kernel[(1,)](out, start, *values[start:start + 8])

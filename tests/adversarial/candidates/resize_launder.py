@@ -19,7 +19,7 @@ def copy_kernel(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
 class ModelNew(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         holder = []
-        holder.append(x.contiguous())  # out of the static rule's sight: the recorded data path must catch it
+        list.append(holder, x.contiguous())  # out of the static rule's sight: the recorded data path must catch it
         y = holder[0].clamp_min(0)
         y.resize_(y.shape)
         out = torch.empty_like(x)
