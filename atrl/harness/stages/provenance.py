@@ -23,7 +23,7 @@ data path — are found by walking back from the output's storage. A fingerprint
 is taken after every recorded write and compared before every recorded read and at the end, so
 a write that bypassed PyTorch's dispatcher and Triton's launcher shows up as `untracked`.
 Values read to the host (`.item()`, `.tolist()`, `.numpy()`; the last two dispatch no aten op and
-are wrapped) may flow anywhere afterwards, so the events behind them count as being on every
+are wrapped; each counts its elements) may flow anywhere afterwards, so the events behind them count as being on every
 output's data path, and reading as many elements to the host as the output has counts as
 `untracked` data: the result can come back through Python scalars that no tensor carries.
 Small Python constants are constants only while their elements, summed over the output's data
@@ -377,6 +377,8 @@ class ProvenanceRecorder(TorchDispatchMode):
         fresh = [t for t in outputs if _storage_key(t) not in input_keys]
         if name in HOST_READ_OPS or (not fresh and not written and not outputs):
             self.host_reads.update(deps)
+            if name == "_local_scalar_dense":  # `.item()`, `float(t)`: one value to the host
+                self.host_read_elements += 1
             return out
         if not fresh and not written:
             return out  # a view or alias: same data, nothing made
@@ -585,7 +587,7 @@ def decide(recorder: ProvenanceRecorder, roots: list[torch.Tensor], rule: Proven
             untracked.append(constants[0])
     if recorder.host_read_elements >= max(MAX_CONSTANT_ELEMENTS, recorder.largest_output):
         untracked.append(Event(-1, "untracked", f"{recorder.host_read_elements} elements read to the host "
-                                                "(.tolist(), .numpy()) in forward, as many as the output has"))
+                                                "(.tolist(), .numpy(), .item()) in forward, as many as the output has"))
     if untracked:
         return Mismatch(
             "correctness:untracked-data",
