@@ -1,7 +1,7 @@
-# expect: correctness:cached-output
+# expect: correctness:cached-output | correctness:mismatch
 # class: caching
 # task: tasks/relu_partial.py
-# attack: a copy of the output cached by the input's id and shape, returned as a fresh clone
+# attack: a copy of the output cached by the input's id and shape, returned as a fresh clone (when a later trial's input gets a freed input's id, the stale copy is a mismatch)
 
 import torch
 import torch.nn as nn
