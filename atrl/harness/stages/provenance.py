@@ -23,9 +23,9 @@ data path — are found by walking back from the output's storage. A fingerprint
 is taken after every recorded write and compared before every recorded read and at the end, so
 a write that bypassed PyTorch's dispatcher and Triton's launcher shows up as `untracked`.
 Values read to the host (`.item()`, `.tolist()`, `.numpy()`; the last two dispatch no aten op and
-are wrapped; each counts its elements) may flow anywhere afterwards, so the events behind them count as being on every
-output's data path, and reading as many elements to the host as the output has counts as
-`untracked` data: the result can come back through Python scalars that no tensor carries.
+are wrapped) may flow anywhere afterwards, so the events behind them count as being on every
+output's data path; reading as many elements to the host as the output has counts as `untracked`
+data: the result can come back through Python scalars that no tensor carries.
 Small Python constants are constants only while their elements, summed over the output's data
 path, stay below the output's: many 64-element constants carry a result as well as one large one.
 A launch's own work (the launcher's copies, an autotuner's benchmark runs) is not recorded, but
@@ -259,7 +259,7 @@ class ProvenanceRecorder(TorchDispatchMode):
         self.writers: dict[StorageKey, list[int]] = {}
         self.fingerprints: dict[StorageKey, tuple[int, ...]] = {}
         self.host_reads: set[int] = set()
-        self.host_read_elements = 0  # elements read to the host by `.tolist()` / `.numpy()`
+        self.host_read_elements = 0  # elements read to the host by `.item()`, `.tolist()`, `.numpy()`
         self.largest_output = 0
         self.candidate_files: set[str] = set()  # the candidate's source file (record_candidate_state)
         self._quiet = 0
@@ -308,9 +308,13 @@ class ProvenanceRecorder(TorchDispatchMode):
             frame = frame.f_back
         return False
 
+    def _unrecorded(self) -> bool:
+        """Whether what runs now is the recorder's own work or the launcher's (not the candidate's)."""
+        return bool(self._quiet) or (bool(self._launching) and not self._from_candidate_inside_launch())
+
     def note_host_read(self, tensor: torch.Tensor) -> None:
         """`.tolist()` / `.numpy()`: the tensor's values leave for the host without an aten op."""
-        if self._quiet or (self._launching and not self._from_candidate_inside_launch()):
+        if self._unrecorded():
             return
         self.host_reads.update(self._sources(tensor))
         self.host_read_elements += tensor.numel()
@@ -350,7 +354,7 @@ class ProvenanceRecorder(TorchDispatchMode):
     # --- aten ops -------------------------------------------------------------------------------
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if self._quiet or (self._launching and not self._from_candidate_inside_launch()):
+        if self._unrecorded():
             return func(*args, **kwargs)
         name = func.overloadpacket.__name__
         if name in RESIZE_OPS:
