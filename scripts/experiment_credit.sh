@@ -132,7 +132,8 @@ watch() {  # finished runs and the log's last line, every minute, until WATCH_S 
         done
         echo "[watch] $(date +%H:%M:%S) finished runs: $finished; $(tail -1 "$ROOT/detached.log" 2>/dev/null)"
         kill -0 "$(cat "$ROOT/detached.pid" 2>/dev/null)" 2>/dev/null || { echo "[watch] the detached phases have ended"; tail -5 "$ROOT/detached.log"; return 0; }
-        sleep $((until - SECONDS < 60 ? (until - SECONDS > 0 ? until - SECONDS : 0) : 60))
+        local left=$((until - SECONDS))
+        sleep $((left > 60 ? 60 : (left > 0 ? left : 0)))
     done
 }
 
