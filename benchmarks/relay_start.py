@@ -1,7 +1,10 @@
 """Which checkpoint of the relay warm start do the credit experiment's tier-2 arms start from?
 The rule fixed before any arm ran (docs/experiments/atrl-vs-grpo.md, Tier 2, "Amended
-2026-12-04"): of the SFT run's checkpoints, in step order, the first whose key-relay rate
-(`benchmarks/relay_rate.py`, written next to it as relay.json) lies in 10-50%.
+2026-12-04"): of the SFT run's checkpoints at every third step, in step order, the first whose
+key-relay rate (`benchmarks/relay_rate.py`, written next to it as relay.json) lies in 10-50%. If
+none does, the step count moves toward the band: when the first of them relays above the band,
+the latest earlier checkpoint inside it (the SFT saves every step); when all relay below it, none
+(the SFT has no later steps).
 
     python benchmarks/relay_start.py --sft runs/credit-relay/relay-sft   # prints hf:<checkpoint>/model
 
@@ -18,6 +21,7 @@ import sys
 from pathlib import Path
 
 LOW, HIGH = 0.10, 0.50
+EVERY = 3  # the checkpoints the rule looks at first (steps 3, 6, 9 of the 9-step SFT)
 
 
 def measured_checkpoints(sft: Path) -> list[tuple[int, Path, float]]:
@@ -29,9 +33,16 @@ def measured_checkpoints(sft: Path) -> list[tuple[int, Path, float]]:
     return sorted(found)
 
 
-def choose(checkpoints: list[tuple[int, Path, float]], low: float = LOW, high: float = HIGH) -> Path | None:
-    """The first checkpoint, in step order, whose relay rate lies in [low, high]."""
-    return next((folder for _, folder, rate in checkpoints if low <= rate <= high), None)
+def choose(checkpoints: list[tuple[int, Path, float]], low: float = LOW, high: float = HIGH,
+           every: int = EVERY) -> Path | None:
+    """The first checkpoint at a multiple of `every` steps whose relay rate lies in [low, high]; if
+    none does and the first of them lies above the band, the latest earlier checkpoint inside it."""
+    primary = [c for c in checkpoints if c[0] % every == 0]
+    chosen = next((folder for _, folder, rate in primary if low <= rate <= high), None)
+    if chosen is None and primary and primary[0][2] > high:
+        earlier = [c for c in checkpoints if c[0] < primary[0][0]]
+        chosen = next((folder for _, folder, rate in reversed(earlier) if low <= rate <= high), None)
+    return chosen
 
 
 def main() -> None:
@@ -45,11 +56,12 @@ def main() -> None:
     chosen = choose(checkpoints)
     rates = {folder.name: rate for _, folder, rate in checkpoints}
     (args.sft / "choice.json").write_text(json.dumps(
-        {"rule": f"first checkpoint with a relay rate in [{LOW}, {HIGH}]", "rates": rates,
+        {"rule": f"first checkpoint at a multiple of {EVERY} steps with a relay rate in [{LOW}, {HIGH}]; "
+                 "if the first is above, the latest earlier one inside", "rates": rates,
          "chosen": chosen.name if chosen else None}, indent=1) + "\n")
     if chosen is None:
         sys.exit(f"no checkpoint's relay rate lies in {LOW:.0%}-{HIGH:.0%} ({rates}): move the SFT's "
-                 "step count toward the band (configs/sft-smollm2-relay.yaml: save_every, batch_size) and measure again")
+                 "step count toward the band (configs/sft-smollm2-relay.yaml: epochs, lr) and measure again")
     print(f"hf:{chosen}/model")
 
 

@@ -5,7 +5,8 @@
 #   scripts/experiment_credit.sh gradients      tier 1: every estimator's gradient on those rollouts -> $ROOT/gradients
 #   scripts/experiment_credit.sh relay-start    tier 2's warm start: SFT on key-relay demonstrations
 #                                               (configs/sft-smollm2-relay.yaml), then the relay rate of
-#                                               each of its checkpoints (benchmarks/relay_rate.py)  -> $ROOT/relay-sft
+#                                               each of its checkpoints (benchmarks/relay_rate.py, PARALLEL
+#                                               at a time)                                      -> $ROOT/relay-sft
 #   scripts/experiment_credit.sh relay          tier 2: every arm x spread x seed of the key-relay
 #                                               environment, PARALLEL runs at a time on one GPU  -> $ROOT/<arm>-x<spread>-s<seed>
 #                                               from RELAY_START, or else from the checkpoint the pre-registered
@@ -88,10 +89,17 @@ one_run() {  # one_run ARM SPREAD SEED
 relay_start() {  # the warm start and, per checkpoint, its relay rate (the dose is chosen from these)
     local sft="$ROOT/relay-sft" model
     [ -f "$sft/model/config.json" ] || $PY -m atrl sft --config configs/sft-smollm2-relay.yaml $SFT_SET --out "$sft"
-    for model in "$sft"/checkpoints/step_*/model "$sft/model"; do
-        [ -f "${model%/model}/relay.json" ] || $PY benchmarks/relay_rate.py --policy "hf:$model" --tasks 4 --samples 8 \
-            ${RELAY_RATE_SET:-} --json "${model%/model}/relay.json"
+    local running=0 failed=0
+    for model in "$sft"/checkpoints/step_*/model "$sft/model"; do  # PARALLEL measurements at a time
+        [ -f "${model%/model}/relay.json" ] && continue
+        $PY benchmarks/relay_rate.py --policy "hf:$model" --tasks 4 --samples 8 ${RELAY_RATE_SET:-} \
+            --json "${model%/model}/relay.json" > "${model%/model}/relay.log" 2>&1 &
+        running=$((running + 1))
+        if [ "$running" -ge "$PARALLEL" ]; then wait -n || failed=1; running=$((running - 1)); fi
     done
+    while [ "$running" -gt 0 ]; do wait -n || failed=1; running=$((running - 1)); done
+    grep -h "key relayed" "$sft"/checkpoints/step_*/relay.log "$sft/relay.log" 2>/dev/null || true
+    return $failed
 }
 
 relay() {

@@ -31,6 +31,18 @@ def test_the_band_is_inclusive_and_none_inside_it_chooses_nothing(tmp_path):
     assert choose([(3, Path("a"), 0.0), (6, Path("b"), 0.91)]) is None
 
 
+@pytest.mark.parametrize("rates, chosen", [
+    ({2: 0.20, 3: 0.40, 6: 0.90}, "step_000003"),  # every third step first: step 2 is not looked at
+    ({1: 0.05, 2: 0.30, 3: 0.60, 6: 0.90, 9: 0.95}, "step_000002"),  # above at step 3: back toward the band
+    ({1: 0.20, 2: 0.60, 3: 0.70, 6: 0.90}, "step_000001"),  # the latest earlier one inside it
+    ({1: 0.30, 3: 0.05, 6: 0.08, 9: 0.09}, None),  # below at every third step: fewer steps move away
+    ({1: 0.05, 2: 0.07, 3: 0.60}, None),
+])
+def test_when_no_third_step_lies_in_the_band_the_step_count_moves_toward_it(tmp_path, rates, chosen):
+    found = choose(measured_checkpoints(_sft(tmp_path, rates)))
+    assert (found.name if found else None) == chosen
+
+
 @pytest.mark.parametrize("rates, status, says", [
     ({3: 0.41, 6: 0.91}, 0, "step_000003/model"),
     ({3: 0.0, 6: 0.91}, 1, "no checkpoint's relay rate lies in 10%-50%"),
