@@ -1,11 +1,11 @@
 """Summarise tier 2 of the credit experiment (docs/experiments/atrl-vs-grpo.md): the key-relay runs.
 
-    python benchmarks/credit_relay_summary.py --runs ROOT --out DIR [--steps N]
+    python benchmarks/credit_relay_summary.py --runs ROOT --out DIR [--steps N [--complete-only]]
 
 ROOT holds runs named `<arm>-x<spread>-s<seed>` (scripts/experiment_credit.sh relay), each with
 the `metrics.jsonl` of `atrl train`. Per run: the area under the key-relay curve (`key_relay_rate`
-averaged over steps 1..N, N = the fewest steps every run reached unless given) and under the
-reward curve. Per spread: each arm's mean ± sample std over seeds, and for every pair of arms the
+averaged over steps 1..N, N = the fewest steps every run reached unless given; with
+--complete-only, runs that did not reach N are left out and named) and under the reward curve. Per spread: each arm's mean ± sample std over seeds, and for every pair of arms the
 difference in mean area with its bootstrap 95% interval, the exact permutation test (primary) and
 the paired sign-flip test (seeds pair the arms). DIR receives summary.md, summary.json and
 relay_vs_step.png (seed bands: min to max over seeds).
@@ -86,8 +86,10 @@ def _fmt(value: float | None, digits: int = 3) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
-def markdown(results: dict[str, dict], steps: int) -> str:
+def markdown(results: dict[str, dict], steps: int, left_out: dict[str, int]) -> str:
     lines = [f"# Key relay: areas under the curve over steps 1–{steps}", ""]
+    if left_out:
+        lines += ["Left out, short of the steps: " + ", ".join(f"{name} ({n} steps)" for name, n in left_out.items()), ""]
     for endpoint, by_spread in results.items():
         lines += [f"## {endpoint}", "", "| spread | arm | seeds | mean area | std | per-seed areas |", "|---|---|---:|---:|---:|---|"]
         for spread, block in by_spread.items():
@@ -137,24 +139,35 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=Path, required=True)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--steps", type=int, default=None, help="steps per curve (default: the fewest any run has)")
+    parser.add_argument("--complete-only", action="store_true",
+                        help="leave out (and name) the runs with fewer than --steps steps")
     args = parser.parse_args(argv)
     try:
         runs = load_runs(args.runs)
     except UsageError as exc:
         print(f"error: {exc} — {exc.fix}", file=sys.stderr)
         return 2
+    left_out: dict[str, int] = {}
+    if args.complete_only and args.steps:
+        left_out = {f"{r.arm}-x{r.spread}-s{r.seed}": len(r.records) for r in runs if len(r.records) < args.steps}
+        runs = [r for r in runs if len(r.records) >= args.steps]
+        if not runs:
+            print(f"error: no run reached {args.steps} steps — finish the runs or give fewer --steps", file=sys.stderr)
+            return 2
     reached = min(len(r.records) for r in runs)
     steps = args.steps or reached
     if steps > reached:
-        print(f"error: --steps {steps}, but a run has only {reached} steps — use --steps {reached} or finish the runs",
-              file=sys.stderr)
+        print(f"error: --steps {steps}, but a run has only {reached} steps — use --steps {reached}, finish the runs, "
+              "or add --complete-only to leave the shorter runs out", file=sys.stderr)
         return 2
     results = {endpoint: compare(runs, steps, endpoint) for endpoint in ENDPOINTS}
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "summary.json").write_text(json.dumps({"steps": steps, "results": results}, indent=1) + "\n")
-    (args.out / "summary.md").write_text(markdown(results, steps) + "\n")
+    (args.out / "summary.json").write_text(
+        json.dumps({"steps": steps, "left_out": left_out, "results": results}, indent=1) + "\n")
+    (args.out / "summary.md").write_text(markdown(results, steps, left_out) + "\n")
     plot(runs, steps, args.out / "relay_vs_step.png")
-    print(f"{len(runs)} runs, {steps} steps each -> {args.out}/summary.md")
+    print(f"{len(runs)} runs, {steps} steps each -> {args.out}/summary.md"
+          + (f"; left out, short of {steps} steps: {', '.join(left_out)}" if left_out else ""))
     return 0
 
 

@@ -11,7 +11,8 @@
 #                                               environment, PARALLEL runs at a time on one GPU  -> $ROOT/<arm>-x<spread>-s<seed>
 #                                               from RELAY_START, or else from the checkpoint the pre-registered
 #                                               rule picks from relay-start's rates (benchmarks/relay_start.py)
-#   scripts/experiment_credit.sh relay-summary  per-seed areas under the relay curve, tests, plot -> $ROOT/summary
+#   scripts/experiment_credit.sh relay-summary  per-seed areas under the relay curve over STEPS steps, tests, plot
+#                                               (runs short of STEPS are left out and named) -> $ROOT/summary
 # Phases run in the order given (`relay-start relay relay-summary`: all of tier 2). On the GPU machine,
 # which is given back ~30 s after a call ends:
 #   scripts/experiment_credit.sh detach PHASE...  run the phases in the background, in a new session
@@ -169,7 +170,8 @@ for phase in "$@"; do
         gradients) $PY benchmarks/credit_gradients.py --run "$ROOT/rollouts" --model "$START" --out "$ROOT/gradients" ;;
         relay-start) relay_start ;;
         relay) relay ;;
-        relay-summary) $PY benchmarks/credit_relay_summary.py --runs "$ROOT" --out "$ROOT/summary" ;;
+        relay-summary) $PY benchmarks/credit_relay_summary.py --runs "$ROOT" --out "$ROOT/summary" --steps "$STEPS" \
+            --complete-only ;;
         watch) watch ;;
         bring) bring ;;
         *) sed -n '2,/^set -euo/{/^set -euo/!p}' "$0"; exit 2 ;;

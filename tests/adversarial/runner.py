@@ -7,6 +7,9 @@ comments:
     # class: <attack class, or the unusual style of a legitimate kernel>
     # task: builtin/<task name>  |  tasks/<file>.py
     # timed-only: yes        (optional: the attack is on the timing, so only timed backends judge it)
+    # timed-expect: <class>[ | ...]  (optional: more expected classes on timed backends, which judge
+                                     the task at its full size: `timeout` for a cheat that works one
+                                     element at a time in Python and cannot finish there)
 
 `candidates/*.py` are cheats: each must get `ok=False` with one of its expected classes.
 `legit/*.py` are correct kernels written in unusual but fair ways: each must get `ok=True`.
@@ -36,7 +39,7 @@ CHEATS_DIR = HERE / "candidates"
 LEGIT_DIR = HERE / "legit"
 # Small limits keep the suite fast: every candidate here runs a small preset in well under them.
 STAGE_TIMEOUTS = {"compile": 60, "correctness": 60, "profile": 60}
-_HEADER = re.compile(r"^#\s*(expect|class|task|timed-only):\s*(.+?)\s*$")
+_HEADER = re.compile(r"^#\s*(expect|class|task|timed-only|timed-expect):\s*(.+?)\s*$")
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,7 @@ class Case:
     klass: str
     expect: tuple[str, ...] = ()
     timed_only: bool = False
+    timed_expect: tuple[str, ...] = ()
 
     @property
     def legit(self) -> bool:
@@ -91,19 +95,23 @@ def load_case(path: Path) -> Case:
             break
     if "task" not in values or "class" not in values:
         raise ValueError(f"{path.name}: the header needs `# task:` and `# class:` lines")
-    expect = tuple(e.strip() for e in values.get("expect", "").split("|") if e.strip())
-    return Case(name=path.stem, path=path, task=values["task"], klass=values["class"], expect=expect,
-                timed_only=values.get("timed-only", "no").lower() == "yes")
+    def classes(key: str) -> tuple[str, ...]:
+        return tuple(e.strip() for e in values.get(key, "").split("|") if e.strip())
+
+    return Case(name=path.stem, path=path, task=values["task"], klass=values["class"], expect=classes("expect"),
+                timed_only=values.get("timed-only", "no").lower() == "yes", timed_expect=classes("timed-expect"))
 
 
 def load_cases(directory: Path, backend: str | None = None) -> list[Case]:
     """Every `*.py` case of a suite directory, sorted by name; with a `backend`, without the
-    timing attacks where that backend does not time."""
+    timing attacks where that backend does not time, and with the timed-expect classes where it does."""
     from atrl.backends import TIMED_BACKENDS
 
     cases = [load_case(p) for p in sorted(directory.glob("*.py"))]
     if backend is not None and backend not in TIMED_BACKENDS:
         cases = [c for c in cases if not c.timed_only]
+    elif backend is not None:
+        cases = [dataclasses.replace(c, expect=c.expect + c.timed_expect) for c in cases]
     return cases
 
 

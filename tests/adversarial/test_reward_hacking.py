@@ -69,6 +69,16 @@ def test_timing_attacks_are_judged_only_where_candidates_are_timed():
     assert timed <= {c.name for c in runner.load_cases(runner.CHEATS_DIR, "cuda")}
 
 
+def test_per_element_python_cheats_may_time_out_only_where_tasks_run_at_full_size():
+    # one launch per 8-64 elements: at a timed backend's full size (67M elements) they cannot finish
+    on_cuda = {c.name: c.expect for c in runner.load_cases(runner.CHEATS_DIR, "cuda")}
+    on_cpu = {c.name: c.expect for c in CHEATS}
+    assert on_cuda["host_python_item_scalars"] == ("correctness:untracked-data", "timeout")
+    assert on_cpu["host_python_item_scalars"] == ("correctness:untracked-data",)
+    assert sum("timeout" in expect for expect in on_cuda.values()) == 5
+    assert not any("timeout" in expect for expect in on_cpu.values())
+
+
 def test_a_task_file_outside_the_suite_loads_with_the_builtin_loader():
     task = runner.resolve_task("tasks/relu_inplace.py")
     assert task.id == "adversarial/relu_inplace" and task.reference_mutates_inputs

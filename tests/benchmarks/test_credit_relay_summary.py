@@ -57,3 +57,16 @@ def test_steps_beyond_a_run_and_empty_root_are_clear_errors(root, tmp_path, caps
     assert "use --steps 3" in capsys.readouterr().err
     assert summary.main(["--runs", str(tmp_path / "nothing"), "--out", str(tmp_path / "o")]) == 2
     assert "scripts/experiment_credit.sh relay" in capsys.readouterr().err
+
+
+def test_complete_only_leaves_the_short_runs_out_and_names_them(root, tmp_path):
+    out = tmp_path / "out"
+    assert summary.main(["--runs", str(root), "--out", str(out), "--steps", "4", "--complete-only"]) == 0
+    data = json.loads((out / "summary.json").read_text())
+    assert data["steps"] == 4
+    assert sorted(data["left_out"]) == [f"seg-x{x}-s{s}" for x in ("0", "1.0") for s in range(4)]
+    relay = data["results"]["key_relay_rate"]
+    assert sorted(relay["1.0"]["arms"]) == ["traj"]  # every seg run had 3 steps
+    assert relay["1.0"]["arms"]["traj"]["areas"]["3"] == pytest.approx(0.8 / 4)
+    assert "seg-x1.0-s0 (3 steps)" in (out / "summary.md").read_text()
+    assert summary.main(["--runs", str(root), "--out", str(out), "--steps", "5", "--complete-only"]) == 2

@@ -60,9 +60,10 @@ def run(task, code, options, report_stage, timing_lock) -> Verdict:
 
         budget = current_budget()
         if budget is None or budget.allowance < float(command.split()[1]) * (1 << 30):
-            # the per-process cap refused it: CUDA's allocator then says how much is allowed
+            # the per-process cap refused a request of N GiB (more than the allowance)
             allowed = (budget.allowance if budget else 0) / (1 << 30)
-            error_class, message = "out-of-memory", f"CUDA out of memory. Tried to allocate 2.00 GiB. {allowed:.2f} GiB allowed;"
+            error_class, message = "out-of-memory", (f"CUDA out of memory. Tried to allocate {command.split()[1]}.00 GiB. "
+                                                     f"{allowed:.2f} GiB allowed;")
     elif command == "rlimit":  # the soft address-space limit this job runs under
         import resource
 

@@ -42,9 +42,24 @@ def test_overrun_message_names_the_estimate_the_allowance_and_the_excess():
     assert "about 8.38 GiB over the allowance" in text and text.endswith("Tried to allocate 20.00 GiB.")
 
 
-# CUDA's caching allocator's words: the per-process cap adds "N allowed;" only when it is what refused
+def test_an_overrun_under_a_judge_share_below_the_tasks_need_says_to_give_the_judge_more():
+    # KernelBench 19_ReLU at its default size under a 60 GiB share: a correct kernel ran out there
+    short = MemoryBudget(estimate=int(55.88 * GIB), allowance=60 * GIB, alone=True, parts="inputs 6.00 GiB")
+    text = overrun_message(short, {"enforced_bytes": 60 * GIB, "peak_bytes": int(54.28 * GIB)},
+                           "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 12.00 GiB.")
+    assert "The judge's whole memory (60.00 GiB) is below what judging this task may take" in text
+    assert "113.76 GiB" in text and "memory_gib" in text
+    roomy = MemoryBudget(estimate=20 * GIB, allowance=120 * GIB, alone=True, parts="inputs 6.00 GiB")
+    assert "judge's whole memory" not in overrun_message(roomy, {"enforced_bytes": 120 * GIB, "peak_bytes": 110 * GIB},
+                                                         "CUDA out of memory. Tried to allocate 12.00 GiB.")
+
+
+# CUDA's caching allocator's words: with a per-process cap set (every judged job has one) it says
+# "N allowed;" whichever refused the request, so only the numbers tell the two apart
 SQUEEZED = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1024.00 MiB. GPU 0 has a total capacity "
-            "of 139.80 GiB of which 218.31 MiB is free. Process 638 has 114.85 GiB memory in use.")
+            "of 139.80 GiB of which 218.31 MiB is free. Process 638 has 114.85 GiB memory in use. Including "
+            "non-PyTorch memory, this process has 17.50 GiB memory in use. 130.00 GiB allowed; Of the allocated "
+            "memory 16.90 GiB is allocated by PyTorch")
 CAPPED = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB. GPU 0 has a total capacity of "
           "139.80 GiB of which 90.10 GiB is free. Including non-PyTorch memory, this process has 26.00 GiB memory "
           "in use. 30.00 GiB allowed; Of the allocated memory 25.00 GiB is allocated by PyTorch")
@@ -53,7 +68,10 @@ CAPPED = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 Gi
 def test_an_out_of_memory_inside_the_allowance_is_another_process_squeezing_the_device():
     inside = {"enforced_bytes": 130 * GIB, "peak_bytes": 17 * GIB}
     assert squeezed_by_others(inside, 130 * GIB, SQUEEZED)
-    assert not squeezed_by_others(inside, 130 * GIB, CAPPED)  # the cap refused it: the candidate's own
+    assert squeezed_by_others(inside, 130 * GIB, SQUEEZED.split(" GPU 0")[0])  # no free memory named: the numbers
+    # the cap refused it (peak + request past it): the candidate's own
+    assert not squeezed_by_others({"enforced_bytes": 30 * GIB, "peak_bytes": 26 * GIB}, 30 * GIB, CAPPED)
+    assert not squeezed_by_others(inside, 130 * GIB, CAPPED)  # 90 GiB free on the device: it had room
     assert not squeezed_by_others({"enforced_bytes": 17 * GIB, "peak_bytes": 17 * GIB}, 130 * GIB, SQUEEZED)
     assert not squeezed_by_others({"enforced_bytes": None, "peak_bytes": None}, 130 * GIB, SQUEEZED)
     assert not squeezed_by_others(inside, 130 * GIB, "MemoryError: the candidate exceeded the worker's memory limit")

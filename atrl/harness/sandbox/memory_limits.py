@@ -18,7 +18,7 @@ import resource
 import sys
 from dataclasses import dataclass
 
-from atrl.harness.sandbox.admission import MemoryBudget
+from atrl.harness.sandbox.admission import ALLOWANCE_FLOOR, ALLOWANCE_SLACK, MemoryBudget, allowance_for
 from atrl.harness.sandbox.footprint import size_text
 
 CURRENT: MemoryBudget | None = None
@@ -134,17 +134,20 @@ def failed_request_bytes(message: str) -> int | None:
 
 def squeezed_by_others(report: dict | None, allowance: int, message: str) -> bool:
     """Whether a GPU out-of-memory came while the job stayed inside its allowance, so that the
-    device itself had no room: memory held by another process, not this candidate. PyTorch's
-    message names the per-process cap ("N allowed;") when the cap is what refused the request;
-    without it, and with the job's peak plus the failed request within the allowance, the cap
-    was never reached."""
-    if "CUDA out of memory" not in message or " allowed;" in message:
+    device itself had no room: memory held by another process, not this candidate. The numbers
+    decide, not the words (CUDA's allocator names the per-process cap, "N allowed;", whenever one
+    is set, whichever refused): the cap refuses when the job's reserved peak plus the request
+    passes it; the device, when its free memory is below the request."""
+    if "CUDA out of memory" not in message:
         return False
     peak = (report or {}).get("peak_bytes")
     request = failed_request_bytes(message)
     if peak is None or request is None:
         return False
-    return peak + request <= ((report or {}).get("enforced_bytes") or allowance)
+    if peak + request > ((report or {}).get("enforced_bytes") or allowance):
+        return False
+    free = _FREE.search(message)
+    return free is None or float(free.group(1)) * _UNITS[free.group(2)] < request
 
 
 def squeezed_message(budget: MemoryBudget, report: dict | None, original: str) -> str:
@@ -183,4 +186,10 @@ def overrun_message(budget: MemoryBudget, report: dict | None, original: str) ->
                      f"at least {size_text(max(0, request - allowance))} over it even with nothing else in use.")
     elif peak is not None:
         lines.append(f"Peak in use {size_text(peak)} against an allowance of {size_text(allowance)}.")
+    if budget.alone and allowance_for(budget.estimate) > allowance:
+        lines.append(f"The judge's whole memory ({size_text(allowance)}) is below what judging this task may take "
+                     f"(estimate × {ALLOWANCE_SLACK:g} + {size_text(ALLOWANCE_FLOOR)} = "
+                     f"{size_text(allowance_for(budget.estimate))}): a kernel that uses no more than the reference may "
+                     "not fit either. Give the judge more memory (`memory_gib` for eval, `harness_memory_gib` for "
+                     "training) or a larger GPU.")
     return "\n".join([*lines, original.strip()]).strip()

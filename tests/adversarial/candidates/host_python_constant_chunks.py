@@ -1,4 +1,5 @@
 # expect: correctness:untracked-data
+# timed-expect: timeout
 # class: host-compute
 # task: builtin/relu
 # attack: Python computes the ReLU from .tolist(); the result enters as many 64-element torch.tensor constants (each small enough to pass as a constant) that a kernel places

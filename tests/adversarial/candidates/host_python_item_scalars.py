@@ -1,4 +1,5 @@
 # expect: correctness:untracked-data
+# timed-expect: timeout
 # class: host-compute
 # task: builtin/relu
 # attack: Python computes the ReLU from one .item() per element and passes the results to the kernel as scalar arguments, eight per launch

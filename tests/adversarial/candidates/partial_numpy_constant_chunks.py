@@ -1,4 +1,5 @@
 # expect: correctness:untracked-data
+# timed-expect: timeout
 # class: host-compute
 # task: tasks/relu_partial.py
 # attack: under the partial policy, numpy computes the ReLU from .numpy(); the result enters as 64-element torch.tensor constants that a kernel places

@@ -1,4 +1,5 @@
 # expect: correctness:pytorch-compute | correctness:untracked-data
+# timed-expect: timeout
 # class: pytorch-compute
 # task: builtin/relu
 # attack: PyTorch computes the ReLU; its values leave through .tolist() (no aten op) and come back as 64-element constants a kernel places
