@@ -27,7 +27,7 @@
 # grpo, and the negative controls seg1 / traj1 (max_segments 1: one segment, where the two credits
 # coincide). Every phase resumes: finished runs are skipped, unfinished ones continue.
 # Settings: ROOT (runs/credit-relay), ARMS ("seg traj"), SPREADS ("0 1.0"), SEEDS ("0 1 2 3 4 5"),
-# STEPS (40), PARALLEL (8), PY (python3), TRAIN_SET (more key=value overrides for every run),
+# STEPS (40), PARALLEL (4), PY (python3), TRAIN_SET (more key=value overrides for every run),
 # RELAY_START (the arms' start; default: the checkpoint of $ROOT/relay-sft chosen by its relay rate),
 # OMP_NUM_THREADS (CPU threads per run; default: the cores shared among PARALLEL runs), WATCH_S, OUTDIR;
 # tier 1: START (hf:runs/sft/model), SAMPLES (8), BACKEND (cuda), COLLECT_SET (more eval --set overrides).
@@ -44,7 +44,7 @@ ARMS=${ARMS:-seg traj}
 SPREADS=${SPREADS:-0 1.0}
 SEEDS=${SEEDS:-0 1 2 3 4 5}
 STEPS=${STEPS:-40}
-PARALLEL=${PARALLEL:-8}
+PARALLEL=${PARALLEL:-4}  # a run's update peaks at 20-30 GiB on a GPU: 4 fit an H200, 12 did not
 PY=${PY:-python3}
 TRAIN_SET=${TRAIN_SET:-}
 CONFIG=configs/experiment-credit-relay.yaml
@@ -109,6 +109,7 @@ relay() {
         echo "[relay] start chosen by its relay rate: $RELAY_START"
     fi
     export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(( $(nproc) / PARALLEL > 0 ? $(nproc) / PARALLEL : 1 ))}
+    export PYTORCH_CUDA_ALLOC_CONF=${PYTORCH_CUDA_ALLOC_CONF:-expandable_segments:True}  # runs share one GPU
     for arm in $ARMS; do arm_set "$arm" > /dev/null; done  # unknown arms fail before anything runs
     local failed=0 running=0
     for seed in $SEEDS; do for spread in $SPREADS; do for arm in $ARMS; do
