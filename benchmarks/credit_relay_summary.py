@@ -5,10 +5,11 @@
 ROOT holds runs named `<arm>-x<spread>-s<seed>` (scripts/experiment_credit.sh relay), each with
 the `metrics.jsonl` of `atrl train`. Per run: the area under the key-relay curve (`key_relay_rate`
 averaged over steps 1..N, N = the fewest steps every run reached unless given; with
---complete-only, runs that did not reach N are left out and named) and under the reward curve. Per spread: each arm's mean ± sample std over seeds, and for every pair of arms the
-difference in mean area with its bootstrap 95% interval, the exact permutation test (primary) and
-the paired sign-flip test (seeds pair the arms). DIR receives summary.md, summary.json and
-relay_vs_step.png (seed bands: min to max over seeds).
+--complete-only, runs that did not reach N are left out and named) and under the reward curve.
+Per spread: each arm's mean ± sample std over seeds, and for every pair of arms the difference
+in mean area with its bootstrap 95% interval, the exact permutation test (primary) and the paired
+sign-flip test (seeds pair the arms). DIR receives summary.md, summary.json and relay_vs_step.png
+(seed bands: min to max over seeds).
 """
 
 from __future__ import annotations
