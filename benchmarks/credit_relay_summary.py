@@ -143,13 +143,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--complete-only", action="store_true",
                         help="leave out (and name) the runs with fewer than --steps steps")
     args = parser.parse_args(argv)
+    if args.complete_only and not args.steps:
+        parser.error("--complete-only needs --steps N: the steps a run must have reached to be kept")
     try:
         runs = load_runs(args.runs)
     except UsageError as exc:
         print(f"error: {exc} — {exc.fix}", file=sys.stderr)
         return 2
     left_out: dict[str, int] = {}
-    if args.complete_only and args.steps:
+    if args.complete_only:
         left_out = {f"{r.arm}-x{r.spread}-s{r.seed}": len(r.records) for r in runs if len(r.records) < args.steps}
         runs = [r for r in runs if len(r.records) >= args.steps]
         if not runs:

@@ -70,3 +70,5 @@ def test_complete_only_leaves_the_short_runs_out_and_names_them(root, tmp_path):
     assert relay["1.0"]["arms"]["traj"]["areas"]["3"] == pytest.approx(0.8 / 4)
     assert "seg-x1.0-s0 (3 steps)" in (out / "summary.md").read_text()
     assert summary.main(["--runs", str(root), "--out", str(out), "--steps", "5", "--complete-only"]) == 2
+    with pytest.raises(SystemExit):  # without --steps there is nothing to be complete against
+        summary.main(["--runs", str(root), "--out", str(out), "--complete-only"])

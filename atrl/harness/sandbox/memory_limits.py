@@ -126,10 +126,14 @@ def enforce(budget: MemoryBudget | None, on_gpu: bool, address_space_baseline: i
     return JobMemory(limit - now, on_gpu=False, start_resident=_status_bytes("VmRSS") or 0)
 
 
+def _size(pattern: re.Pattern[str], message: str) -> int | None:
+    match = pattern.search(message)
+    return int(float(match.group(1)) * _UNITS[match.group(2)]) if match else None
+
+
 def failed_request_bytes(message: str) -> int | None:
     """The size of the allocation an out-of-memory message says failed, when it says."""
-    match = _REQUEST.search(message)
-    return int(float(match.group(1)) * _UNITS[match.group(2)]) if match else None
+    return _size(_REQUEST, message)
 
 
 def squeezed_by_others(report: dict | None, allowance: int, message: str) -> bool:
@@ -146,8 +150,8 @@ def squeezed_by_others(report: dict | None, allowance: int, message: str) -> boo
         return False
     if peak + request > ((report or {}).get("enforced_bytes") or allowance):
         return False
-    free = _FREE.search(message)
-    return free is None or float(free.group(1)) * _UNITS[free.group(2)] < request
+    free = _size(_FREE, message)
+    return free is None or free < request
 
 
 def squeezed_message(budget: MemoryBudget, report: dict | None, original: str) -> str:
