@@ -21,8 +21,9 @@
 #                                               detached phases end
 #   scripts/experiment_credit.sh bring          tier 2's records (rates, choice, each run's metrics, config
 #                                               and log, the summary; no weights) -> $OUTDIR/credit-records.tgz
-# e.g. one call `detach relay-start relay relay-summary`, then `WATCH_S=560 OUTDIR=$OUT ... watch bring`
-# in calls issued back to back.
+# e.g. one call `detach relay-start relay relay-summary` then `WATCH_S=480 OUTDIR=$OUT ... watch bring`,
+# and calls issued back to back of `watch bring` alone: every call ends by bringing the records so far,
+# since a machine that stops answering mid-call returns nothing of that call.
 # Arms: seg (atrl, segment credit), traj (atrl, trajectory credit: same baseline and scale),
 # grpo, and the negative controls seg1 / traj1 (max_segments 1: one segment, where the two credits
 # coincide). Every phase resumes: finished runs are skipped, unfinished ones continue.

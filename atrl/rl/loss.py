@@ -91,7 +91,8 @@ def ppo_loss(
     logprobs [B, T] (under π_θ, with grad), old_logprobs [B, T], advantages [B, T], mask [B, T]
     (1 = trainable), total_tokens N_step > 0, ref_logprobs [B, T] for the KL term when
     kl_beta > 0, logits [B, T, V] only for the entropy statistic, sampler_logprobs [B, T] with
-    is_cap C for truncated importance sampling (off when either is None). Returns (loss, stats).
+    is_cap C for truncated importance sampling (off when either is None); or all of them packed,
+    [N] and [N, V] (the trainer's way: `atrl.rl.update`). Returns (loss, stats).
     Masked positions contribute exactly nothing, to the loss or its gradient.
     """
     if total_tokens <= 0:

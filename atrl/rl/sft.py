@@ -45,6 +45,7 @@ from atrl.rl.sft_data import (
     solution_examples,
     trajectory_examples,
 )
+from atrl.rl.target_logits import target_logits
 
 SAVE_DTYPES = {"bfloat16": torch.bfloat16, "float32": torch.float32}
 
@@ -193,17 +194,14 @@ def collate(examples: list[SftExample], pad_id: int, device: torch.device) -> di
 
 def target_nll_sum(model: torch.nn.Module, batch: dict[str, torch.Tensor], autocast: bool) -> torch.Tensor:
     """Sum over target tokens of −log p(token | tokens before it); token p is scored by the
-    logits at p − 1 (so position 0 is never a target)."""
+    logits at p − 1 (so position 0 is never a target), projected at the targets only."""
     device = batch["input_ids"].device
     on_gpu = autocast and device.type == "cuda"
     with torch.autocast("cuda", dtype=torch.bfloat16) if on_gpu else contextlib.nullcontext():
-        logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
-    logits = logits[:, :-1].float()
-    targets = batch["input_ids"][:, 1:]
-    nll = torch.nn.functional.cross_entropy(
-        logits.reshape(-1, logits.size(-1)), targets.reshape(-1), reduction="none"
-    )
-    return (nll * batch["loss_mask"][:, 1:].reshape(-1)).sum()
+        logits, targets = target_logits(model, batch["input_ids"], batch["attention_mask"], batch["loss_mask"])
+    weights = batch["loss_mask"][:, 1:][batch["loss_mask"][:, 1:].bool()]
+    nll = torch.nn.functional.cross_entropy(logits.float(), targets, reduction="none")
+    return (nll * weights).sum()
 
 
 def step_batch(n: int, step: int, batch_size: int, seed: int) -> list[int]:

@@ -471,6 +471,8 @@ class Trainer:
     def train_step(self) -> dict:
         step = self.step
         started = time.perf_counter()
+        if self.device.type == "cuda":
+            torch.cuda.reset_peak_memory_stats(self.device)
         lr = self.optimizer.param_groups[0]["lr"]
         trajectories, generation_s = self.rollout(step)
         rollout_s = time.perf_counter() - started
@@ -517,6 +519,9 @@ class Trainer:
             "time_step_s": time.perf_counter() - started,
             "generation_tokens_per_s": record["tokens_generated"] / generation_s if generation_s > 0 else 0.0,
         }
+        if self.device.type == "cuda":  # what decides how many runs share one GPU
+            record["gpu_peak_gib"] = torch.cuda.max_memory_allocated(self.device) / 2**30
+            record["gpu_peak_reserved_gib"] = torch.cuda.max_memory_reserved(self.device) / 2**30
         self.metrics.append(record)
         if self.step % self.config.save_every == 0 or self.step == self.config.steps:
             self._checkpoint()

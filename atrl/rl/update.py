@@ -1,8 +1,10 @@
 """Rows → padded tensors → model log-probs and accumulated PPO gradients, micro-batch by micro-batch.
 
 The model is any causal LM whose forward takes `input_ids` and `attention_mask` and returns
-`.logits` [B, T, V] (transformers models, with or without a peft adapter). Rows are right-padded;
-the log-prob of token p is read from the logits at p − 1, so position 0 (always prompt) has none.
+`.logits` (transformers models, with or without a peft adapter). Rows are right-padded; the
+log-prob of token p is read from the logits at p − 1, so position 0 (always prompt) has none.
+Only the trainable tokens are projected onto the vocabulary (`atrl.rl.target_logits`): the loss
+and its statistics run on those N tokens, packed row by row.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import torch
 
 from atrl.rl.loss import LossStats, logprobs_from_logits, ppo_loss
 from atrl.rl.rows import Row
+from atrl.rl.target_logits import target_logits
 
 
 @dataclass
@@ -84,10 +87,11 @@ def _autocast(device: torch.device, enabled: bool) -> contextlib.AbstractContext
 
 def _forward_logprobs(
     model: torch.nn.Module, batch: RowBatch, temperature: float
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """(log-probs [B, T−1] of tokens 1…T−1, their logits [B, T−1, V])."""
-    logits = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask).logits[:, :-1]
-    return logprobs_from_logits(logits, batch.input_ids[:, 1:], temperature), logits
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(log-probs [N] of the N trainable tokens, their logits [N, V], where they are: a [B, T−1]
+    mask over tokens 1…T−1; `tensor[:, 1:][where]` packs any [B, T] tensor the same way)."""
+    logits, targets = target_logits(model, batch.input_ids, batch.attention_mask, batch.loss_mask)
+    return logprobs_from_logits(logits, targets, temperature), logits, batch.loss_mask[:, 1:].bool()
 
 
 @torch.no_grad()
@@ -101,14 +105,17 @@ def row_logprobs(
     device: torch.device | str = "cpu",
     autocast: bool = True,
 ) -> list[list[float]]:
-    """Per-token log-probs [T_r] of every row under `model` (0.0 at position 0), in row order."""
+    """Per-token log-probs [T_r] of every row under `model` at its trainable tokens (0.0 at the
+    others: nothing reads them), in row order."""
     device = torch.device(device)
     out: list[list[float]] = []
     for batch_rows in micro_batches(rows, micro_batch_size, max_tokens):
         batch = collate(batch_rows, pad_id, device)
         with _autocast(device, autocast):
-            logp, _ = _forward_logprobs(model, batch, temperature)
-        logp = logp.float().cpu()
+            packed, _, where = _forward_logprobs(model, batch, temperature)
+        logp = torch.zeros(where.shape, dtype=torch.float32, device=where.device)
+        logp[where] = packed.float()
+        logp = logp.cpu()
         for i, row in enumerate(batch_rows):
             out.append([0.0] + logp[i, : len(row.token_ids) - 1].tolist())
     return out
@@ -178,21 +185,24 @@ def _backward(
 ) -> LossStats:
     device = batch.input_ids.device
     with _autocast(device, autocast):
-        logp, logits = _forward_logprobs(model, batch, loss_config.temperature)
-    ref = batch.ref_logprobs[:, 1:] if batch.ref_logprobs is not None else None
+        logp, logits, where = _forward_logprobs(model, batch, loss_config.temperature)
+
+    def packed(tensor: torch.Tensor | None) -> torch.Tensor | None:
+        return tensor[:, 1:][where] if tensor is not None else None
+
     loss, batch_stats = ppo_loss(
         logp,
-        batch.old_logprobs[:, 1:],
-        batch.advantages[:, 1:],
-        batch.loss_mask[:, 1:],
+        packed(batch.old_logprobs),
+        packed(batch.advantages),
+        packed(batch.loss_mask),
         total,
         clip_low=loss_config.clip_low,
         clip_high=loss_config.clip_high,
-        ref_logprobs=ref,
+        ref_logprobs=packed(batch.ref_logprobs),
         kl_beta=loss_config.kl_beta,
         logits=logits.detach() if with_entropy else None,
         temperature=loss_config.temperature,
-        sampler_logprobs=batch.sampler_logprobs[:, 1:] if batch.sampler_logprobs is not None else None,
+        sampler_logprobs=packed(batch.sampler_logprobs),
         is_cap=loss_config.is_cap,
     )
     (loss * loss_scale if loss_scale != 1.0 else loss).backward()

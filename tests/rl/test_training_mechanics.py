@@ -326,6 +326,16 @@ def test_update_norm_is_zero_without_signal_and_finite_otherwise(tmp_path):
     assert mismatch_metrics([rows_free])["mismatch_abs_mean"] == 0.0
 
 
+@pytest.mark.gpu
+def test_a_step_on_a_gpu_records_its_own_peak_memory(tmp_path):
+    trainer = Trainer(tiny_config(tmp_path, steps=2), tasks=TASKS)
+    first = trainer.train_step()
+    assert 0 < first["gpu_peak_gib"] <= first["gpu_peak_reserved_gib"]
+    del first
+    torch.empty(2**28, dtype=torch.uint8, device=trainer.device)  # 0.25 GiB, freed before the next step
+    assert trainer.train_step()["gpu_peak_gib"] < 0.25  # the tiny model's step, not what came before
+
+
 def test_lora_adapters_are_fp32_over_a_frozen_low_precision_base():
     from rl_builders import tiny_model
 
