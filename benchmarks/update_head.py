@@ -1,16 +1,22 @@
-"""The update's output head: every position projected onto the vocabulary, or the targets only.
+"""The update's forward passes: the output head over every position or the targets only, and
+a scoring forward for π_old or none.
 
     python benchmarks/update_head.py [--model smollm2-135m] [--rows 8] [--width 900] [--trainable 32]
         [--repeats 3] [--device cpu] [--markdown F] [--json F]
 
 One micro-batch of `--rows` rows of `--width` tokens, each with `--trainable` trainable tokens
 at a different offset (the shape of a key-relay step's rows: 57,603 tokens, 2,069 trainable,
-in 64 rows), through one forward and backward of the PPO loss, in two arms side by side:
-`full` (the head over every position, the log-softmax and entropy over [B, T, V]: the update
-before `atrl.rl.target_logits`) and `targets` (`atrl.rl.update.accumulate_gradients` as it is).
+in 64 rows), through one on-policy update (π_old scored, then the PPO loss's forward and
+backward), in three arms side by side:
+  `full`      the update before `atrl.rl.target_logits`: a scoring forward and the loss's, the
+              head, log-softmax and entropy over every position [B, T, V];
+  `targets`   the same two forwards, the head over the trainable tokens only (the trainer with
+              `ppo_epochs` > 1, per epoch after the first's scoring);
+  `one-pass`  one forward and backward, π_old its own detached log-probs (the trainer with
+              `ppo_epochs: 1`, the default).
 Each arm runs in its own process (peak memory is per process): one warm-up, then `--repeats`
-timed passes; reported: median seconds, peak memory above the loaded model (RSS on a CPU, the
-allocator's peak on CUDA), and the largest gradient difference between the arms.
+timed updates; reported: median seconds, peak memory above the loaded model (RSS on a CPU, the
+allocator's peak on CUDA), and the largest gradient difference from `full`.
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ from atrl.rl.loss import logprobs_from_logits, ppo_loss
 from atrl.rl.rows import Row
 from atrl.rl.update import LossConfig, accumulate_gradients, collate, row_logprobs
 
-ARMS = ("full", "targets")
+ARMS = ("full", "targets", "one-pass")
 
 
 def synthetic_rows(rows: int, width: int, trainable: int, vocab: int, seed: int = 0) -> list[Row]:
@@ -47,19 +53,36 @@ def synthetic_rows(rows: int, width: int, trainable: int, vocab: int, seed: int 
     return out
 
 
-def full_head_backward(model: torch.nn.Module, rows: list[Row], device: torch.device) -> None:
+def full_update(model: torch.nn.Module, rows: list[Row], device: torch.device) -> None:
     """The update before target-only projection: logits, log-softmax and entropy at every position."""
     batch = collate(rows, pad_id=0, device=device)
-    logits = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask).logits[:, :-1]
-    logp = logprobs_from_logits(logits, batch.input_ids[:, 1:])
+
+    def logprobs() -> tuple[torch.Tensor, torch.Tensor]:
+        logits = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask).logits[:, :-1]
+        return logprobs_from_logits(logits, batch.input_ids[:, 1:]), logits
+
+    with torch.no_grad():
+        old, _ = logprobs()
+    logp, logits = logprobs()
     mask = batch.loss_mask[:, 1:]
-    loss, _ = ppo_loss(logp, logp.detach(), batch.advantages[:, 1:], mask, int(mask.sum()), logits=logits.detach())
+    loss, _ = ppo_loss(logp, old, batch.advantages[:, 1:], mask, int(mask.sum()), logits=logits.detach())
     loss.backward()
 
 
-def targets_backward(model: torch.nn.Module, rows: list[Row], device: torch.device) -> None:
+def targets_update(model: torch.nn.Module, rows: list[Row], device: torch.device) -> None:
+    scored = row_logprobs(model, rows, 0, micro_batch_size=len(rows), device=device, autocast=False)
+    for row, lps in zip(rows, scored, strict=True):
+        row.old_logprobs = lps
     accumulate_gradients(model, rows, LossConfig(), pad_id=0, micro_batch_size=len(rows), device=device,
                          autocast=False)
+
+
+def one_pass_update(model: torch.nn.Module, rows: list[Row], device: torch.device) -> None:
+    accumulate_gradients(model, rows, LossConfig(), pad_id=0, micro_batch_size=len(rows), device=device,
+                         autocast=False, old_from_current=True)
+
+
+UPDATES = {"full": full_update, "targets": targets_update, "one-pass": one_pass_update}
 
 
 def _rss_gib() -> float:
@@ -71,17 +94,13 @@ def child(args: argparse.Namespace) -> dict:
 
     device = torch.device(args.device)
     model = load_policy(args.model, device=args.device, dtype=torch.float32, engine=None).model
-    model.requires_grad_(True).train()
+    model.requires_grad_(True).eval()  # as the trainer: no dropout
     vocab = model.get_output_embeddings().weight.shape[0]
     rows = synthetic_rows(args.rows, args.width, args.trainable, vocab)
     if device.type == "cuda":
         torch.cuda.synchronize()
     base = torch.cuda.memory_allocated() / 2**30 if device.type == "cuda" else _rss_gib()
-    if args.arm == "targets":  # on-policy, as the full arm (ratio 1); scored before the timing
-        for row, lps in zip(rows, row_logprobs(model, rows, 0, micro_batch_size=len(rows), device=device,
-                                               autocast=False), strict=True):
-            row.old_logprobs = lps
-    run = full_head_backward if args.arm == "full" else targets_backward
+    run = UPDATES[args.arm]
     times = []
     for i in range(args.repeats + 1):
         model.zero_grad(set_to_none=True)
@@ -130,29 +149,30 @@ def main() -> int:
         grads[arm] = torch.load(path)
         path.unlink()
     scratch.rmdir()
-    diff = float((grads["full"] - grads["targets"]).abs().max())
-    scale = float(grads["full"].abs().max())
-    full, ours = results["full"], results["targets"]
+    full = results["full"]
     summary = {
         "model": args.model, "device": args.device, "rows": args.rows, "width": args.width,
         "trainable_per_row": args.trainable, "repeats": args.repeats, "arms": results,
-        "time_ratio_full_over_targets": full["median_s"] / ours["median_s"],
-        "memory_ratio_full_over_targets": full["peak_above_model_gib"] / max(ours["peak_above_model_gib"], 1e-9),
-        "grad_max_abs_diff": diff, "grad_max_abs": scale,
     }
     lines = [
         f"Model {args.model} on {args.device}, one micro-batch of {args.rows} rows x {args.width} tokens, "
-        f"{args.trainable} trainable per row; median of {args.repeats} passes after a warm-up.",
+        f"{args.trainable} trainable per row; median of {args.repeats} updates after a warm-up.",
         "",
-        "| head over | median s | peak above the model (GiB) |",
-        "|---|---|---|",
-        f"| every position (`full`) | {full['median_s']:.2f} | {full['peak_above_model_gib']:.2f} |",
-        f"| the targets only (`targets`) | {ours['median_s']:.2f} | {ours['peak_above_model_gib']:.2f} |",
-        "",
-        f"Time full/targets: {summary['time_ratio_full_over_targets']:.2f}x; memory full/targets: "
-        f"{summary['memory_ratio_full_over_targets']:.2f}x; largest gradient difference {diff:.2e} "
-        f"(largest gradient {scale:.2e}).",
+        "| arm | forwards | head over | median s | peak above the model (GiB) | time full/arm | memory full/arm "
+        "| largest gradient difference from full |",
+        "|---|---|---|---|---|---|---|---|",
     ]
+    for arm, forwards, head in (("full", 2, "every position"), ("targets", 2, "trainable tokens"),
+                                ("one-pass", 1, "trainable tokens")):
+        r = results[arm]
+        r["time_ratio_full_over_arm"] = full["median_s"] / r["median_s"]
+        r["memory_ratio_full_over_arm"] = full["peak_above_model_gib"] / max(r["peak_above_model_gib"], 1e-9)
+        r["grad_max_abs_diff_from_full"] = float((grads[arm] - grads["full"]).abs().max())
+        lines.append(f"| `{arm}` | {forwards} | {head} | {r['median_s']:.2f} | {r['peak_above_model_gib']:.2f} "
+                     f"| {r['time_ratio_full_over_arm']:.2f}x | {r['memory_ratio_full_over_arm']:.2f}x "
+                     f"| {r['grad_max_abs_diff_from_full']:.1e} |")
+    summary["grad_max_abs"] = float(grads["full"].abs().max())
+    lines += ["", f"Largest gradient: {summary['grad_max_abs']:.2e}."]
     print("\n".join(lines))
     if args.markdown:
         args.markdown.write_text("\n".join(lines) + "\n")

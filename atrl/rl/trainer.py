@@ -7,8 +7,9 @@ One step, read top to bottom in `Trainer.train_step`:
 3. build rows (one per segment) with the configured estimator and credit; groups without signal
    are dropped;
 4. recompute old log-probs with the trainer's own forward under the current weights (the PPO
-   ratio's denominator), keep the sampler's for the mismatch metrics and truncated importance
-   sampling, and reference log-probs when KL is on;
+   ratio's denominator; with one epoch, the update's own forward, detached), keep the sampler's
+   for the mismatch metrics and truncated importance sampling, and reference log-probs when KL
+   is on;
 5. `ppo_epochs` optimizer steps over all rows: micro-batched forward/backward with the loss
    normalised by the step's trainable-token count, gradient clipping, AdamW, LR schedule; then
    the policy's sampling weights are refreshed from the fp32 master weights (`atrl.rl.chassis`);
@@ -399,8 +400,12 @@ class Trainer:
         return rows, len(groups)
 
     def _score_rows(self, rows: list[Row]) -> None:
-        """Old log-probs under the current weights; reference log-probs when KL is on."""
+        """Old log-probs under the current weights (a forward of their own when more than one
+        epoch reuses them; with one, the update's forward gives them); reference log-probs when
+        KL is on."""
         cfg = self.config
+        if cfg.ppo_epochs == 1 and cfg.kl_beta <= 0:
+            return
         kwargs = dict(
             pad_id=self.pad_id,
             temperature=self.loss_config.temperature,
@@ -410,8 +415,9 @@ class Trainer:
             autocast=cfg.bf16,
         )
         with self.dp.full_params(self.train_model):
-            for row, lps in zip(rows, row_logprobs(self.model, rows, **kwargs), strict=True):
-                row.old_logprobs = lps
+            if cfg.ppo_epochs > 1:
+                for row, lps in zip(rows, row_logprobs(self.model, rows, **kwargs), strict=True):
+                    row.old_logprobs = lps
             if cfg.kl_beta > 0:
                 if self.ref_model is not None:
                     refs = row_logprobs(self.ref_model, rows, **kwargs)
@@ -457,6 +463,7 @@ class Trainer:
                 loss_scale=float(self.dp.world_size),
                 min_micro_batches=batches,
                 no_sync=lambda skip: self.dp.no_sync(self.train_model, skip),
+                old_from_current=cfg.ppo_epochs == 1,
             )
             grad_norm = self.dp.clip_grad_norm(self.train_model, cfg.grad_clip if cfg.grad_clip else float("inf"))
             self.optimizer.step()

@@ -113,11 +113,7 @@ def row_logprobs(
         batch = collate(batch_rows, pad_id, device)
         with _autocast(device, autocast):
             packed, _, where = _forward_logprobs(model, batch, temperature)
-        logp = torch.zeros(where.shape, dtype=torch.float32, device=where.device)
-        logp[where] = packed.float()
-        logp = logp.cpu()
-        for i, row in enumerate(batch_rows):
-            out.append([0.0] + logp[i, : len(row.token_ids) - 1].tolist())
+        out += _unpacked(packed, where, batch_rows)
     return out
 
 
@@ -135,6 +131,7 @@ def accumulate_gradients(
     loss_scale: float = 1.0,
     min_micro_batches: int = 0,
     no_sync: Callable[[bool], contextlib.AbstractContextManager] | None = None,
+    old_from_current: bool = False,
 ) -> LossStats:
     """Backward the step's PPO loss into `.grad`, one micro-batch at a time; returns summed stats.
 
@@ -147,6 +144,11 @@ def accumulate_gradients(
     returned stats are unscaled), empty micro-batches pad the run to `min_micro_batches` so
     every rank does as many forward/backward passes, and `no_sync(skip)` gives the context of
     each backward (`skip` for all but the last).
+
+    `old_from_current`: π_old is this very forward's log-probs, detached (ratio exactly 1), and
+    they are written into each row's `old_logprobs`, at its trainable tokens, for the metrics:
+    on-policy with one epoch, the separate scoring forward (`row_logprobs`) would compute the
+    same numbers under the same weights.
     """
     device = torch.device(device)
     total = total_tokens if total_tokens is not None else sum(r.num_trainable for r in rows)
@@ -159,9 +161,23 @@ def accumulate_gradients(
         batch = collate(batch_rows, pad_id, device)
         skip_sync = index < len(batches) - 1
         with no_sync(skip_sync) if no_sync is not None else contextlib.nullcontext():
-            batch_stats = _backward(model, batch, loss_config, total, loss_scale, autocast, with_entropy)
+            batch_stats, current = _backward(model, batch, loss_config, total, loss_scale, autocast, with_entropy,
+                                             old_from_current)
+        if old_from_current:
+            for row, logps in zip(batch_rows, _unpacked(current, batch.loss_mask[:, 1:].bool(), batch_rows),
+                                  strict=True):
+                row.old_logprobs = logps
         stats = stats + batch_stats
     return stats
+
+
+def _unpacked(packed: torch.Tensor, where: torch.Tensor, rows: Sequence[Row]) -> list[list[float]]:
+    """Packed per-token values [N] back into one list per row [T_r] (0.0 at position 0 and at
+    tokens that are not trainable)."""
+    full = torch.zeros(where.shape, dtype=torch.float32, device=where.device)
+    full[where] = packed.float()
+    full = full.cpu()
+    return [[0.0] + full[i, : len(row.token_ids) - 1].tolist() for i, row in enumerate(rows)]
 
 
 def micro_batch_count(rows: Sequence[Row], size: int, max_tokens: int | None = None) -> int:
@@ -182,7 +198,9 @@ def _backward(
     loss_scale: float,
     autocast: bool,
     with_entropy: bool,
-) -> LossStats:
+    old_from_current: bool,
+) -> tuple[LossStats, torch.Tensor]:
+    """Backward one micro-batch's loss; returns its stats and its log-probs [N] (detached)."""
     device = batch.input_ids.device
     with _autocast(device, autocast):
         logp, logits, where = _forward_logprobs(model, batch, loss_config.temperature)
@@ -190,9 +208,10 @@ def _backward(
     def packed(tensor: torch.Tensor | None) -> torch.Tensor | None:
         return tensor[:, 1:][where] if tensor is not None else None
 
+    current = logp.detach()
     loss, batch_stats = ppo_loss(
         logp,
-        packed(batch.old_logprobs),
+        current if old_from_current else packed(batch.old_logprobs),
         packed(batch.advantages),
         packed(batch.loss_mask),
         total,
@@ -206,4 +225,4 @@ def _backward(
         is_cap=loss_config.is_cap,
     )
     (loss * loss_scale if loss_scale != 1.0 else loss).backward()
-    return batch_stats
+    return batch_stats, current

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 from rl_builders import tiny_model
 
@@ -89,3 +90,19 @@ def test_sft_loss_projects_only_targets_and_equals_the_full_cross_entropy():
         full = -float((_full_logprobs(model, rows) * batch.loss_mask[:, 1:]).sum())
     assert seen[0] == int(batch.loss_mask[:, 1:].sum())
     assert abs(ours - full) < 1e-4
+
+
+def test_old_log_probs_from_the_updates_own_forward_give_the_scored_paths_gradient():
+    model, rows = tiny_model(seed=5), _rows()
+    for row, lps in zip(rows, row_logprobs(model, rows, pad_id=0, autocast=False), strict=True):
+        row.old_logprobs = lps  # the scoring forward, then the update's
+    accumulate_gradients(model, rows, LossConfig(), pad_id=0, micro_batch_size=3, autocast=False)
+    scored = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    fresh = _rows()  # old log-probs never scored: the update's forward gives them
+    accumulate_gradients(model, fresh, LossConfig(), pad_id=0, micro_batch_size=3, autocast=False,
+                         old_from_current=True)
+    for a, b in zip(scored, [p.grad for p in model.parameters()], strict=True):
+        assert torch.allclose(a, b, atol=1e-7, rtol=1e-5)
+    for old, new in zip(rows, fresh, strict=True):
+        assert new.old_logprobs == pytest.approx(old.old_logprobs, abs=1e-6)

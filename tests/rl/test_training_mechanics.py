@@ -67,8 +67,9 @@ def test_fp32_master_weights_move_where_direct_bf16_updates_are_rounded_away(tmp
 
 
 # -- honest ratios -----------------------------------------------------------------------------
-def test_sampler_logprobs_are_kept_and_the_ratio_uses_the_trainers_recompute(tmp_path):
-    trainer = Trainer(tiny_config(tmp_path, steps=1), policy=_bf16_policy(tmp_path), tasks=TASKS)
+@pytest.mark.parametrize("epochs", [1, 2])
+def test_sampler_logprobs_are_kept_and_the_ratio_uses_the_trainers_recompute(tmp_path, epochs):
+    trainer = Trainer(tiny_config(tmp_path, steps=1, ppo_epochs=epochs), policy=_bf16_policy(tmp_path), tasks=TASKS)
     trajectories, _ = trainer.rollout(0)
     rows, _ = trainer.rows_for(trajectories)
     assert rows
@@ -78,15 +79,29 @@ def test_sampler_logprobs_are_kept_and_the_ratio_uses_the_trainers_recompute(tmp
         for p, m in enumerate(row.loss_mask):
             if m:
                 assert row.sampler_logprobs[p] == segment.logprobs[p]
-    expected = row_logprobs(trainer.model, rows, pad_id=trainer.pad_id, autocast=False)
-    trainer._score_rows(rows)
+    expected = row_logprobs(trainer.model, rows, pad_id=trainer.pad_id, autocast=False)  # before the update
+    trainer.update(rows)  # one epoch: π_old from the update's own forward; two: a scoring forward first
     for row, lps in zip(rows, expected, strict=True):
         assert row.sampler_logprobs == sampled[id(row)]
-        assert row.old_logprobs == pytest.approx(lps, abs=1e-6)
+        trainable = [p for p, m in enumerate(row.loss_mask) if m]
+        assert [row.old_logprobs[p] for p in trainable] == pytest.approx([lps[p] for p in trainable], abs=1e-6)
     metrics = mismatch_metrics(rows)
     # bf16 KV-cache sampling against the fp32 trainer: a real, measured mismatch
     assert metrics["mismatch_abs_max"] > 1e-3
     assert metrics["mismatch_k3"] > 0
+
+
+@pytest.mark.parametrize(("epochs", "kl_beta", "forwards"), [(1, 0.0, 1), (2, 0.0, 3), (1, 0.1, 2)])
+def test_one_epoch_takes_old_log_probs_from_the_updates_own_forward(tmp_path, epochs, kl_beta, forwards):
+    trainer = Trainer(tiny_config(tmp_path, steps=1, ppo_epochs=epochs, kl_beta=kl_beta, micro_batch_size=1000),
+                      tasks=TASKS)
+    rows, _ = trainer.rows_for(trainer.rollout(0)[0])
+    calls = []
+    for model in (trainer.model, trainer.ref_model):  # the reference is a model of its own (no LoRA)
+        if model is not None:
+            model.register_forward_hook(lambda *_: calls.append(1))
+    trainer.update(rows)
+    assert len(calls) == forwards  # one micro-batch: scoring (when needed), reference (KL), each epoch
 
 
 @pytest.mark.parametrize("error_class", ["device-busy", "task:reference-error"])
