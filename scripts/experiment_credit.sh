@@ -13,6 +13,14 @@
 #                                               rule picks from relay-start's rates (benchmarks/relay_start.py)
 #   scripts/experiment_credit.sh relay-summary  per-seed areas under the relay curve over STEPS steps, tests, plot
 #                                               (runs short of STEPS are left out and named) -> $ROOT/summary
+#   scripts/experiment_credit.sh tier3          tier 3: every arm x seed of LoRA RL from T3_START on the real
+#                                               harness (configs/experiment-credit-tier3.yaml), on the tasks
+#                                               its screen kept (T3_SCREEN), T3_PARALLEL at a time -> $ROOT/t3-<arm>-s<seed>
+#   scripts/experiment_credit.sh tier3-eval     the start and each run's checkpoints at T3_EVAL_STEPS on the
+#                                               held-out level-1 tasks, T3_SAMPLES episodes each -> $ROOT/t3-eval/
+#   scripts/experiment_credit.sh tier3-summary  training areas, zero-return later segments, held-out solved /
+#                                               recovery / kept rates and the tests (benchmarks/credit_tier3_summary.py)
+#                                               -> $ROOT/t3-summary
 # Phases run in the order given (`relay-start relay relay-summary`: all of tier 2). On the GPU machine,
 # which is given back ~30 s after a call ends:
 #   scripts/experiment_credit.sh detach PHASE...  run the phases in the background, in a new session
@@ -31,7 +39,12 @@
 # STEPS (40), PARALLEL (4), PY (python3), TRAIN_SET (more key=value overrides for every run),
 # RELAY_START (the arms' start; default: the checkpoint of $ROOT/relay-sft chosen by its relay rate),
 # OMP_NUM_THREADS (CPU threads per run; default: the cores shared among PARALLEL runs), WATCH_S, OUTDIR;
-# tier 1: START (hf:runs/sft/model), SAMPLES (8), BACKEND (cuda), COLLECT_SET (more eval --set overrides).
+# tier 1: START (hf:runs/sft/model), SAMPLES (8), BACKEND (cuda), COLLECT_SET (more eval --set overrides);
+# tier 3: T3_START (hf:runs/repair/lsft/model), T3_SCREEN (runs/repair/screen.ids: the `task_ids=[...]` that
+# `scripts/gpu_lora_rl.sh screen` writes), T3_ARMS ("seg traj grpo"), T3_SEEDS ("0 1 2"), T3_STEPS (40),
+# T3_PARALLEL (3), T3_EVAL_STEPS ("10 20 40"), T3_SAMPLES (8), T3_SET (more key=value overrides for every
+# run, e.g. harness_memory_gib=30 so that the runs' judges share the GPU by design rather than by luck),
+# T3_EVAL_SET (more `atrl eval` arguments for tier3-eval; later ones win, e.g. --max-response-tokens 8).
 # CPU smoke run (tiny random model):
 #   ROOT=runs/relay-cpu SEEDS=0 STEPS=2 PARALLEL=2 RELAY_START=tiny-random:0 TRAIN_SET="bf16=false \
 #     agent.context_budget=1200 agent.max_response_tokens=6 agent.summary_tokens=6 group_size=2 tasks_per_step=2 \
@@ -56,6 +69,19 @@ BACKEND=${BACKEND:-cuda}
 COLLECT_SET=${COLLECT_SET:-}
 SFT_SET=${SFT_SET:-}  # more --set overrides of the warm start's SFT (e.g. "--set bf16=false" on a CPU)
 RELAY_RATE_SET=${RELAY_RATE_SET:-}  # and of its relay-rate measurement (the same on a CPU)
+T3_START=${T3_START:-hf:runs/repair/lsft/model}
+T3_SCREEN=${T3_SCREEN:-runs/repair/screen.ids}
+T3_ARMS=${T3_ARMS:-seg traj grpo}
+T3_SEEDS=${T3_SEEDS:-0 1 2}
+T3_STEPS=${T3_STEPS:-40}
+T3_PARALLEL=${T3_PARALLEL:-3}
+T3_EVAL_STEPS=${T3_EVAL_STEPS:-10 20 40}
+T3_SAMPLES=${T3_SAMPLES:-8}
+T3_SET=${T3_SET:-}
+T3_EVAL_SET=${T3_EVAL_SET:-}
+# the agent of tier 1's collection, tier 3's screen and held-out evaluations: configs/train-compaction-gpu.yaml's
+EVAL_AGENT=(--kb --max-turns 2 --turns-per-segment 1 --context-budget 4608 --max-response-tokens 1024
+    --temperature 1.0 --set top_p=1.0 --set max_segments=2 --set summary_tokens=128 --set kb_tokens=400)
 mkdir -p "$ROOT"
 
 trap 'status=$?; kill $(jobs -p) 2>/dev/null || true; exit $status' EXIT
@@ -129,9 +155,63 @@ collect() {  # the agent settings of configs/train-compaction-gpu.yaml
     local sets=() kv
     for kv in $COLLECT_SET; do sets+=(--set "$kv"); done
     $PY -m atrl eval --split configs/split-builtin.yaml --split-part train --level 1 --policy "$START" \
-        --samples "$SAMPLES" --backend "$BACKEND" --kb --max-turns 2 --turns-per-segment 1 --context-budget 4608 \
-        --max-response-tokens 1024 --temperature 1.0 --set top_p=1.0 --set max_segments=2 --set summary_tokens=128 \
-        --set kb_tokens=400 "${sets[@]}" --out "$ROOT/rollouts"
+        --samples "$SAMPLES" --backend "$BACKEND" "${EVAL_AGENT[@]}" "${sets[@]}" --out "$ROOT/rollouts"
+}
+
+t3_run() {  # t3_run ARM SEED
+    local run="$ROOT/t3-$1-s$2" sets=() kv
+    for kv in $(arm_set "$1") "seed=$2" "steps=$T3_STEPS" "model=$T3_START" "backend=$BACKEND" $T3_SET; do
+        sets+=(--set "$kv")
+    done
+    $PY -m atrl train --config configs/experiment-credit-tier3.yaml --set "$(cat "$T3_SCREEN")" "${sets[@]}" \
+        --out "$run" >> "$run.log" 2>&1 || { echo "[tier3] FAILED $run (see $run.log)"; tail -5 "$run.log"; return 1; }
+    echo "[tier3] done $run"
+}
+
+tier3() {
+    [ -f "$T3_SCREEN" ] || { echo "no $T3_SCREEN: screen the start first (ROOT=runs/repair" \
+        "SFT_CONFIG=configs/sft-smollm2-lora-repair.yaml scripts/gpu_lora_rl.sh sft screen) or set T3_SCREEN" >&2; return 2; }
+    for arm in $T3_ARMS; do arm_set "$arm" > /dev/null; done
+    export ATRL_GPU_LOCK_DIR=${ATRL_GPU_LOCK_DIR:-$ROOT/.gpu-locks}  # the runs' judges never time side by side
+    local failed=0 running=0 seed arm
+    for seed in $T3_SEEDS; do for arm in $T3_ARMS; do
+        local run="$ROOT/t3-$arm-s$seed"
+        if [ "$(done_steps "$run")" -ge "$T3_STEPS" ]; then echo "[tier3] finished: $run"; continue; fi
+        echo "[tier3] $run"
+        t3_run "$arm" "$seed" &
+        running=$((running + 1))
+        if [ "$running" -ge "$T3_PARALLEL" ]; then wait -n || failed=1; running=$((running - 1)); fi
+    done; done
+    while [ "$running" -gt 0 ]; do wait -n || failed=1; running=$((running - 1)); done
+    return $failed
+}
+
+t3_eval_one() {  # t3_eval_one NAME POLICY
+    local out="$ROOT/t3-eval/$1"
+    [ -f "$out/metrics.json" ] && { echo "[tier3-eval] finished: $out"; return 0; }
+    $PY -m atrl eval --split configs/split-builtin.yaml --split-part heldout --level 1 --policy "$2" \
+        --samples "$T3_SAMPLES" --backend "$BACKEND" "${EVAL_AGENT[@]}" $T3_EVAL_SET --out "$out" > "$out.log" 2>&1 \
+        || { echo "[tier3-eval] FAILED $out (see $out.log)"; tail -5 "$out.log"; return 1; }
+    echo "[tier3-eval] done $out"
+}
+
+tier3_eval() {  # every checkpoint that exists; the others are named (evaluate again once the runs have them)
+    mkdir -p "$ROOT/t3-eval"
+    export ATRL_GPU_LOCK_DIR=${ATRL_GPU_LOCK_DIR:-$ROOT/.gpu-locks}
+    local names=(start) policies=("$T3_START") seed arm step model
+    for seed in $T3_SEEDS; do for arm in $T3_ARMS; do for step in $T3_EVAL_STEPS; do
+        model="$ROOT/t3-$arm-s$seed/checkpoints/$(printf 'step_%06d' "$step")/model"
+        if [ -d "$model" ]; then names+=("$arm-s$seed-step$step"); policies+=("hf:$model")
+        else echo "[tier3-eval] not yet: $model"; fi
+    done; done; done
+    local failed=0 running=0 i
+    for i in "${!names[@]}"; do
+        t3_eval_one "${names[$i]}" "${policies[$i]}" &
+        running=$((running + 1))
+        if [ "$running" -ge "$T3_PARALLEL" ]; then wait -n || failed=1; running=$((running - 1)); fi
+    done
+    while [ "$running" -gt 0 ]; do wait -n || failed=1; running=$((running - 1)); done
+    return $failed
 }
 
 watch() {  # finished runs and the log's last line, every minute, until WATCH_S has passed or the phases ended
@@ -142,6 +222,9 @@ watch() {  # finished runs and the log's last line, every minute, until WATCH_S 
             [ -d "$run" ] && [ "$(done_steps "$run")" -ge "$STEPS" ] && finished=$((finished + 1))
         done
         echo "[watch] $(date +%H:%M:%S) finished runs: $finished; $(tail -1 "$ROOT/detached.log" 2>/dev/null)"
+        for run in "$ROOT"/t3-*-s*/; do  # tier 3: each run's steps so far
+            [ -d "$run" ] && echo "[watch]   $(basename "$run"): $(done_steps "$run") of $T3_STEPS steps"
+        done
         kill -0 "$(cat "$ROOT/detached.pid" 2>/dev/null)" 2>/dev/null || { echo "[watch] the detached phases have ended"; tail -5 "$ROOT/detached.log"; return 0; }
         local left=$((until - SECONDS))
         sleep $((left > 60 ? 60 : (left > 0 ? left : 0)))
@@ -174,6 +257,9 @@ for phase in "$@"; do
         relay) relay ;;
         relay-summary) $PY benchmarks/credit_relay_summary.py --runs "$ROOT" --out "$ROOT/summary" --steps "$STEPS" \
             --complete-only ;;
+        tier3) tier3 ;;
+        tier3-eval) tier3_eval ;;
+        tier3-summary) $PY benchmarks/credit_tier3_summary.py --runs "$ROOT" --steps "$T3_STEPS" --out "$ROOT/t3-summary" ;;
         watch) watch ;;
         bring) bring ;;
         *) sed -n '2,/^set -euo/{/^set -euo/!p}' "$0"; exit 2 ;;

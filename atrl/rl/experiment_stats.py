@@ -8,6 +8,8 @@ arms that assume no distribution (few seeds: exact permutation tests and a boots
 - `sign_flip_test`: two-sided test of paired differences (seeds or steps pair the arms), exact
   up to `exact_limit` flips, else sampled; with n pairs its smallest exact p-value is 2 / 2**n.
 - `bootstrap_ci`: percentile interval of the difference in means, resampling seeds within arms.
+- `cluster_bootstrap_ci`: the same for rates measured per seed and task (tier 3's held-out solved
+  rate): tasks resampled once per draw for both arms (they share the tasks), seeds within arms.
 """
 
 from __future__ import annotations
@@ -80,5 +82,27 @@ def bootstrap_ci(a: Sequence[float], b: Sequence[float], level: float = 0.95, sa
     diffs = sorted(
         _mean_difference(rng.choices(a, k=len(a)), rng.choices(b, k=len(b))) for _ in range(samples)
     )
+    tail = (1.0 - level) / 2
+    return diffs[int(tail * (samples - 1))], diffs[int((1.0 - tail) * (samples - 1))]
+
+
+def cluster_bootstrap_ci(a: dict[int, dict[str, float]], b: dict[int, dict[str, float]], level: float = 0.95,
+                         samples: int = 10_000, seed: int = 0) -> tuple[float, float]:
+    """Percentile interval of mean(A) − mean(B) where each arm maps seed → {task: rate}: each draw
+    resamples the tasks both arms share (the same draw for both) and each arm's seeds."""
+    tasks = sorted(set.intersection(*(set(per_task) for per_task in (*a.values(), *b.values()))))
+    if not tasks or not a or not b:
+        raise ValueError("both arms need seeds that share at least one task")
+    rng = random.Random(seed)
+    seeds_a, seeds_b = sorted(a), sorted(b)
+
+    def arm_mean(arm: dict[int, dict[str, float]], seeds: list[int], drawn: list[str]) -> float:
+        return statistics.fmean(arm[s][t] for s in rng.choices(seeds, k=len(seeds)) for t in drawn)
+
+    diffs = []
+    for _ in range(samples):
+        drawn = rng.choices(tasks, k=len(tasks))
+        diffs.append(arm_mean(a, seeds_a, drawn) - arm_mean(b, seeds_b, drawn))
+    diffs.sort()
     tail = (1.0 - level) / 2
     return diffs[int(tail * (samples - 1))], diffs[int((1.0 - tail) * (samples - 1))]

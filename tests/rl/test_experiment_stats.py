@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import math
+import random
 
 import pytest
 
-from atrl.rl.experiment_stats import bootstrap_ci, curve_area, permutation_test, sign_flip_test
+from atrl.rl.experiment_stats import (
+    bootstrap_ci,
+    cluster_bootstrap_ci,
+    curve_area,
+    permutation_test,
+    sign_flip_test,
+)
 
 
 def test_curve_area_is_the_mean_over_steps():
@@ -50,3 +57,15 @@ def test_bootstrap_interval_covers_the_difference_and_shrinks_with_spread():
     wide = bootstrap_ci([1.0, 2.0, 0.0, 1.5, 0.5], [0.0, 1.0, -1.0, 0.5, -0.5])
     assert (wide[1] - wide[0]) > (high - low)
     assert not math.isnan(low)
+
+
+def test_cluster_bootstrap_shares_the_task_draw_so_task_difficulty_cancels():
+    gen = random.Random(7)
+    difficulty = {f"t{i}": gen.uniform(0.05, 0.85) for i in range(16)}  # tasks differ far more than the arms
+    def arm(shift: float, seeds: range) -> dict[int, dict[str, float]]:
+        return {s: {t: d + shift + gen.gauss(0, 0.01) for t, d in difficulty.items()} for s in seeds}
+    seg, traj = arm(0.10, range(3)), arm(0.0, range(3, 6))
+    low, high = cluster_bootstrap_ci(seg, traj, samples=4000)
+    assert low < 0.10 < high and high - low < 0.05
+    same_low, same_high = cluster_bootstrap_ci(traj, arm(0.0, range(6, 9)), samples=4000)
+    assert same_low < 0 < same_high

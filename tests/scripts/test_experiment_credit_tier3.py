@@ -1,0 +1,51 @@
+"""scripts/experiment_credit.sh's tier-3 phases end to end on a tiny random model and the interpreter
+harness: the runs, their held-out evaluations and the summary agree on names; a second call resumes
+(nothing runs again); a missing screen is refused before anything starts."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "experiment_credit.sh"
+TINY_SET = ("rollout_engine=null bf16=false group_size=2 tasks_per_step=2 save_every=1 keep_checkpoints=2 "
+            "harness_workers=1 kb=false agent.max_response_tokens=8 agent.summary_tokens=6 "
+            "agent.context_budget=1500 agent.platform=interpreter")
+
+
+def _run(root: Path, *phases: str, **env: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PY": sys.executable, "ROOT": str(root), "BACKEND": "interpreter",
+           "T3_ARMS": "seg traj", "T3_SEEDS": "0", "T3_STEPS": "2", "T3_PARALLEL": "2", "T3_EVAL_STEPS": "1 2",
+           "T3_SAMPLES": "1", "T3_SET": TINY_SET,
+           "T3_EVAL_SET": "--max-response-tokens 8 --context-budget 1500 --no-kb --set summary_tokens=6 --set workers=1",
+           **env}
+    return subprocess.run(["bash", str(SCRIPT), *phases], capture_output=True, text=True, env=env, timeout=600)
+
+
+def test_a_missing_screen_is_refused_before_any_run(tmp_path):
+    out = _run(tmp_path, "tier3", T3_SCREEN=str(tmp_path / "none.ids"), T3_START="hf:x")
+    assert out.returncode == 2 and "screen the start first" in out.stderr
+    assert not list(tmp_path.glob("t3-*"))
+
+
+@pytest.mark.slow
+def test_tier3_runs_evaluates_and_summarises_then_resumes(tmp_path):
+    from atrl.rl.tiny import build_tiny_model
+
+    build_tiny_model(tmp_path / "tiny", 0)
+    (tmp_path / "screen.ids").write_text("task_ids=[builtin/add, builtin/relu]\n")
+    env = {"T3_START": f"hf:{tmp_path / 'tiny'}", "T3_SCREEN": str(tmp_path / "screen.ids")}
+    out = _run(tmp_path, "tier3", "tier3-eval", "tier3-summary", **env)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    data = json.loads((tmp_path / "t3-summary" / "summary.json").read_text())
+    assert sorted(data["training"]["arms"]) == ["seg", "traj"]
+    assert all(arm["multi_segment_fraction"] == 1.0 for arm in data["training"]["arms"].values())
+    assert sorted(data["heldout"]["steps"]) == ["1", "2"] and data["heldout"]["start"]["episodes"] > 0
+    again = _run(tmp_path, "tier3", "tier3-eval", **env)
+    assert again.returncode == 0
+    assert again.stdout.count("finished:") == 2 + 5 and "done" not in again.stdout  # 2 runs, 5 evaluations
