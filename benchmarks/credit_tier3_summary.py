@@ -2,14 +2,15 @@
 
     python benchmarks/credit_tier3_summary.py --runs ROOT --steps N --out DIR
 
-ROOT holds training runs `t3-<arm>-s<seed>` (`atrl train --out`: `metrics.jsonl`, `trajectories/`)
+ROOT holds training runs `t3-<arm>-s<seed>` (`atrl train --out`: `metrics.jsonl`)
 and held-out evaluations `t3-eval/<arm>-s<seed>-step<k>` and `t3-eval/start` (`atrl eval --out`:
 `episodes.jsonl`), as `scripts/experiment_credit.sh tier3 tier3-eval` write them.
 
 Training, per arm over seeds (runs short of N steps are left out and named): the area under the
 training reward curve over steps 1..N, the share of episodes with ≥ 2 segments, the share of later
 segments (index ≥ 1) whose segment return G is 0 (the episode had already reached its best: the
-estimator's known edge) and their mean advantage. Held-out, per evaluated step: each model's
+estimator's known edge; the trainer's `later_zero_return_segments`) and the later segments' mean
+advantage. Held-out, per evaluated step: each model's
 best-of-turns solved rate, recovery P(solved in a later turn | first turn wrong) and kept rate
 P(later turn right | first turn right). Between arms (every pair): the difference in means with a
 bootstrap 95% interval (training areas: seeds resampled within arms; held-out: the cluster
@@ -28,13 +29,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from atrl.agent.trajectory_io import read_trajectories
 from atrl.errors import UsageError
 from atrl.eval.breakdown import count_later_turns
 from atrl.eval.report import load_episodes
 from atrl.jsonio import read_journal
 from atrl.rl.experiment_stats import bootstrap_ci, cluster_bootstrap_ci, curve_area, permutation_test
-from atrl.rl.rows import trajectory_returns
 
 RUN_NAME = re.compile(r"^t3-(?P<arm>[a-z0-9_]+)-s(?P<seed>\d+)$")
 EVAL_NAME = re.compile(r"^(?P<arm>[a-z0-9_]+)-s(?P<seed>\d+)-step(?P<step>\d+)$")
@@ -65,21 +64,11 @@ def load_runs(root: Path) -> list[Run]:
     return runs
 
 
-def later_segment_returns(run: Run, steps: int) -> tuple[int, int]:
-    """(later segments, those with segment return 0) over the run's first `steps` steps' episodes."""
-    later = zero = 0
-    for path in sorted((run.path / "trajectories").glob("step_*.jsonl"))[:steps]:
-        for trajectory in read_trajectories(path):
-            _, returns = trajectory_returns(trajectory, "segment", 1.0)
-            later += len(returns[1:])
-            zero += sum(1 for g in returns[1:] if g == 0)
-    return later, zero
-
-
 def training(runs: list[Run], steps: int) -> dict:
     arms: dict[str, dict] = {}
     for run in runs:
-        later, zero = later_segment_returns(run, steps)
+        later = sum(int(r.get("later_segments", 0)) for r in run.records[:steps])
+        zero = sum(int(r.get("later_zero_return_segments", 0)) for r in run.records[:steps])
         arm = arms.setdefault(run.arm, {"area": {}, "multi_segment": {}, "later_segments": 0, "later_zero": 0,
                                         "later_adv": []})
         arm["area"][run.seed] = curve_area(run.curve("reward_mean", steps))

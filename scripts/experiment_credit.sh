@@ -21,6 +21,13 @@
 #   scripts/experiment_credit.sh tier3-summary  training areas, zero-return later segments, held-out solved /
 #                                               recovery / kept rates and the tests (benchmarks/credit_tier3_summary.py)
 #                                               -> $ROOT/t3-summary
+#   scripts/experiment_credit.sh t3-bring       each tier-3 run's latest checkpoint (LoRA adapter, optimizer
+#                                               and RNG state) with its metrics, in 15 MB parts -> $OUTDIR/t3-<arm>-s<seed>-ckpt.partNN
+#   scripts/experiment_credit.sh t3-restore     those parts, carried in (T3_PARTS: a folder; default .rlckpt,
+#                                               where scripts/device_setup.sh parks them too), back into each
+#                                               run: `tier3` then resumes it at that step
+# Tier 3 needs more GPU time than one stretch: end a stretch with `t3-bring` (and `bring`), begin the
+# next with `t3-restore` (the parts carried in .rlckpt/ over as many calls as the 64 MiB limit needs).
 # Phases run in the order given (`relay-start relay relay-summary`: all of tier 2). On the GPU machine,
 # which is given back ~30 s after a call ends:
 #   scripts/experiment_credit.sh detach PHASE...  run the phases in the background, in a new session
@@ -214,6 +221,34 @@ tier3_eval() {  # every checkpoint that exists; the others are named (evaluate a
     return $failed
 }
 
+t3_bring() {
+    local outdir=${OUTDIR:-$ROOT.out} run latest name
+    mkdir -p "$outdir"
+    for run in "$ROOT"/t3-*-s*; do
+        [ -d "$run" ] || continue
+        latest=$(cat "$run/checkpoints/latest" 2>/dev/null || true)  # the newest complete checkpoint
+        [ -n "$latest" ] || continue
+        name=$(basename "$run")
+        rm -f "$outdir/$name"-ckpt.part*
+        (cd "$run" && tar cf - "checkpoints/$latest" metrics.jsonl) | split -b 15000000 -d - "$outdir/$name-ckpt.part"
+        echo "[t3-bring] $name $latest: $(ls "$outdir/$name"-ckpt.part* | wc -l) parts"
+    done
+}
+
+t3_restore() {
+    local parts=${T3_PARTS:-.rlckpt} prefix name run step
+    for prefix in $(ls "$parts"/t3-*-ckpt.part* 2>/dev/null | sed 's/-ckpt\.part[0-9]*$//' | sort -u); do
+        name=$(basename "$prefix") run="$ROOT/$(basename "$prefix")"
+        step=$(cat "$prefix"-ckpt.part* | tar tf - | awk -F/ '$1 == "checkpoints" {print $2; exit}')
+        [ -n "$step" ] || { echo "[t3-restore] $name: its parts hold no checkpoint (all parts carried?)" >&2; return 1; }
+        if [ -d "$run/checkpoints/$step" ]; then echo "[t3-restore] $name has $step already"; continue; fi
+        mkdir -p "$run"
+        cat "$prefix"-ckpt.part* | tar xf - -C "$run" || return 1
+        echo "$step" > "$run/checkpoints/latest"  # the marker the trainer resumes from
+        echo "[t3-restore] $name <- $step ($(grep -c . "$run/metrics.jsonl") steps of metrics)"
+    done
+}
+
 watch() {  # finished runs and the log's last line, every minute, until WATCH_S has passed or the phases ended
     local until=$((SECONDS + ${WATCH_S:-540}))
     while [ "$SECONDS" -lt "$until" ]; do
@@ -259,6 +294,8 @@ for phase in "$@"; do
             --complete-only ;;
         tier3) tier3 ;;
         tier3-eval) tier3_eval ;;
+        t3-bring) t3_bring ;;
+        t3-restore) t3_restore ;;
         tier3-summary) $PY benchmarks/credit_tier3_summary.py --runs "$ROOT" --steps "$T3_STEPS" --out "$ROOT/t3-summary" ;;
         watch) watch ;;
         bring) bring ;;

@@ -15,7 +15,7 @@ from atrl.errors import UsageError
 from atrl.eval.breakdown import count_later_turns
 from atrl.harness.feedback.failures import JUDGE_SIDE_CLASSES
 from atrl.jsonio import Journal, read_journal
-from atrl.rl.rows import Row
+from atrl.rl.rows import Row, trajectory_returns
 
 COMPILED_STAGES = ("correctness", "profile", "done")
 
@@ -50,6 +50,7 @@ def rollout_metrics(trajectories: Sequence[Trajectory]) -> dict[str, float]:
         "device_busy_turns": float(sum(v.get("error_class") == "device-busy" for v in verdicts)),
         "judge_side_turns": float(sum(v.get("error_class") in JUDGE_SIDE_CLASSES for v in verdicts)),
         **later_turn_counts(trajectories),
+        **later_segment_returns(trajectories),
         "speedup_mean": _mean(speedups),
         "turns_per_episode": _mean([len(traj.turns) for traj in trajectories]),
         "segments_per_episode": _mean([len(traj.segments) for traj in trajectories]),
@@ -74,6 +75,15 @@ def later_turn_counts(trajectories: Sequence[Trajectory]) -> dict[str, float]:
     "Turns after the first"; best-so-far rewards do not see a right kernel broken)."""
     later = count_later_turns([[bool((t.verdict or {}).get("ok")) for t in traj.turns] for traj in trajectories])
     return {f"later_{name}": float(value) for name, value in asdict(later).items()}
+
+
+def later_segment_returns(trajectories: Sequence[Trajectory]) -> dict[str, float]:
+    """Segments after the first, and those whose segment return (γ = 1) is 0: the episode had
+    already reached its best before them, so under the per-index leave-one-out baseline a
+    segment that keeps a right kernel is pushed down (the estimator's known edge; counts, so
+    that they add up over steps)."""
+    returns = [g for traj in trajectories for g in trajectory_returns(traj, "segment", 1.0)[1][1:]]
+    return {"later_segments": float(len(returns)), "later_zero_return_segments": float(sum(g == 0 for g in returns))}
 
 
 JUDGE_STAGES = ("compile", "correctness", "profile", "device_wait")

@@ -9,11 +9,6 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "rl"))
-from rl_builders import make_trajectory  # noqa: E402
-
-from atrl.agent.trajectory_io import write_trajectories  # noqa: E402
-
 _PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "credit_tier3_summary.py"
 _spec = importlib.util.spec_from_file_location("credit_tier3_summary", _PATH)
 summary = importlib.util.module_from_spec(_spec)
@@ -23,17 +18,14 @@ _spec.loader.exec_module(summary)
 TASKS = [f"level1/t{i}" for i in range(6)]
 
 
-def _run(root: Path, name: str, rewards: list[float], later_scores: list[float]) -> None:
-    """A training run: its reward curve, and per step two 2-segment episodes whose second
-    segments score `later_scores` after a first of 0.5 (G = 0 where the second is not better)."""
+def _run(root: Path, name: str, rewards: list[float], later_zero: int) -> None:
+    """A training run: its reward curve; per step two later segments, `later_zero` of them with return 0."""
     run = root / name
-    (run / "trajectories").mkdir(parents=True)
+    run.mkdir(parents=True)
     lines = [json.dumps({"step": i + 1, "reward_mean": r, "multi_segment_fraction": 1.0, "rows_seg1": 2.0,
-                         "adv_seg1_mean": -0.1}) + "\n" for i, r in enumerate(rewards)]
+                         "adv_seg1_mean": -0.1, "later_segments": 2.0, "later_zero_return_segments": later_zero})
+             + "\n" for i, r in enumerate(rewards)]
     (run / "metrics.jsonl").write_text("".join(lines))
-    for step in range(1, len(rewards) + 1):
-        episodes = [make_trajectory([[0.5], [score]], sample=i) for i, score in enumerate(later_scores)]
-        write_trajectories(run / "trajectories" / f"step_{step:04d}.jsonl", episodes)
 
 
 def _eval(root: Path, name: str, solved: dict[str, int], samples: int = 4, repaired: int = 0) -> None:
@@ -56,12 +48,12 @@ def _eval(root: Path, name: str, solved: dict[str, int], samples: int = 4, repai
 @pytest.fixture
 def root(tmp_path):
     for seed in range(3):
-        _run(tmp_path, f"t3-seg-s{seed}", [0.2, 0.4 + 0.01 * seed, 0.6], later_scores=[1.0, 0.5])
-        _run(tmp_path, f"t3-traj-s{seed}", [0.2, 0.2 + 0.01 * seed, 0.2], later_scores=[0.5, 0.5])
+        _run(tmp_path, f"t3-seg-s{seed}", [0.2, 0.4 + 0.01 * seed, 0.6], later_zero=1)
+        _run(tmp_path, f"t3-traj-s{seed}", [0.2, 0.2 + 0.01 * seed, 0.2], later_zero=2)
         base = {task: i % 4 for i, task in enumerate(TASKS)}  # tasks of unequal difficulty
         _eval(tmp_path, f"seg-s{seed}-step2", {t: min(4, n + 1) for t, n in base.items()}, repaired=2)
         _eval(tmp_path, f"traj-s{seed}-step2", base)
-    _run(tmp_path, "t3-grpo-s0", [0.3], later_scores=[0.5])  # one step: left out at --steps 3
+    _run(tmp_path, "t3-grpo-s0", [0.3], later_zero=1)  # one step: left out at --steps 3
     _eval(tmp_path, "start", {t: 1 for t in TASKS})
     return tmp_path
 
@@ -94,7 +86,7 @@ def test_training_areas_zero_return_shares_and_heldout_contrasts(root, tmp_path)
 def test_no_run_and_bad_steps_are_clear_errors(tmp_path, capsys):
     assert summary.main(["--runs", str(tmp_path), "--steps", "3", "--out", str(tmp_path / "o")]) == 2
     assert "no run named t3-<arm>-s<seed>" in capsys.readouterr().err
-    _run(tmp_path, "t3-seg-s0", [0.1], later_scores=[0.5])
+    _run(tmp_path, "t3-seg-s0", [0.1], later_zero=1)
     assert summary.main(["--runs", str(tmp_path), "--steps", "0", "--out", str(tmp_path / "o")]) == 2
     assert "--steps 0" in capsys.readouterr().err
     assert summary.main(["--runs", str(tmp_path), "--steps", "5", "--out", str(tmp_path / "o")]) == 2

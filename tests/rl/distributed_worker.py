@@ -7,6 +7,7 @@ writes `OUT/rank{r}.pt`: the loss statistics, grad norm, gradients and weights a
 
 from __future__ import annotations
 
+import os
 import random
 import sys
 from pathlib import Path
@@ -63,7 +64,16 @@ def main(out: Path) -> None:
         },
         out / f"rank{trainer.dp.rank}.pt",
     )
+    if torch.distributed.is_initialized():
+        torch.distributed.barrier()
+        torch.distributed.destroy_process_group()
 
 
 if __name__ == "__main__":
     main(Path(sys.argv[1]))
+    # As tests/rl/fsdp_worker.py: everything written, leave without the interpreter's teardown,
+    # where a gloo thread aborts the process now and then ("terminate called without an active
+    # exception"), which would fail the launch.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)

@@ -49,3 +49,18 @@ def test_rollout_metrics_count_repaired_and_kept_second_turns():
                 _trajectory([1.0], lp)]  # one turn: counted in neither
     m = rollout_metrics(episodes)
     assert (m["later_wrong_first"], m["later_repaired"], m["later_right_first"], m["later_kept"]) == (2, 1, 2, 1)
+
+
+def test_later_segments_with_zero_return_are_counted_by_best_so_far():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from rl_builders import make_trajectory
+
+    episodes = [make_trajectory([[0.5], [1.0]]),  # the second segment improves: G = 0.5
+                make_trajectory([[0.5], [0.5]]),  # no better: G = 0
+                make_trajectory([[0.5], [0.2]]),  # worse, best-so-far stays: G = 0
+                make_trajectory([[0.3]])]         # one segment: none after the first
+    m = rollout_metrics(episodes)
+    assert (m["later_segments"], m["later_zero_return_segments"]) == (3.0, 2.0)

@@ -1,6 +1,7 @@
 """scripts/experiment_credit.sh's tier-3 phases end to end on a tiny random model and the interpreter
-harness: the runs, their held-out evaluations and the summary agree on names; a second call resumes
-(nothing runs again); a missing screen is refused before anything starts."""
+harness: runs carried to another machine in parts continue exactly; the runs, their held-out
+evaluations and the summary agree on names; a second call resumes (nothing runs again); a missing
+screen is refused before anything starts."""
 
 from __future__ import annotations
 
@@ -33,19 +34,37 @@ def test_a_missing_screen_is_refused_before_any_run(tmp_path):
     assert not list(tmp_path.glob("t3-*"))
 
 
+def _records(run: Path) -> list[dict]:
+    timing = ("time_", "generation_tokens_per_s", "judge_")
+    return [{k: v for k, v in json.loads(line).items() if not k.startswith(timing)}
+            for line in (run / "metrics.jsonl").read_text().splitlines()]
+
+
 @pytest.mark.slow
-def test_tier3_runs_evaluates_and_summarises_then_resumes(tmp_path):
+def test_tier3_carries_its_runs_to_another_machine_then_evaluates_summarises_and_resumes(tmp_path):
     from atrl.rl.tiny import build_tiny_model
 
     build_tiny_model(tmp_path / "tiny", 0)
     (tmp_path / "screen.ids").write_text("task_ids=[builtin/add, builtin/relu]\n")
     env = {"T3_START": f"hf:{tmp_path / 'tiny'}", "T3_SCREEN": str(tmp_path / "screen.ids")}
-    out = _run(tmp_path, "tier3", "tier3-eval", "tier3-summary", **env)
+    first, second, parts = tmp_path / "first", tmp_path / "second", tmp_path / "parts"
+    # one stretch: a step of each run, brought back in parts; the next machine restores and goes on
+    assert _run(first, "tier3", T3_STEPS="1", **env).returncode == 0
+    brought = _run(first, "t3-bring", OUTDIR=str(parts), **env)
+    assert brought.returncode == 0 and brought.stdout.count("step_000001") == 2
+    restored = _run(second, "t3-restore", T3_PARTS=str(parts), **env)
+    assert restored.returncode == 0 and restored.stdout.count("<- step_000001 (1 steps of metrics)") == 2
+    out = _run(second, "tier3", "tier3-eval", "tier3-summary", **env)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
-    data = json.loads((tmp_path / "t3-summary" / "summary.json").read_text())
+    straight = tmp_path / "straight"  # the same run without the move
+    assert _run(straight, "tier3", T3_ARMS="seg", **env).returncode == 0
+    assert _records(second / "t3-seg-s0") == _records(straight / "t3-seg-s0")
+    # resumed, not started again: step 1's episodes stayed on the first machine
+    assert sorted(p.name for p in (second / "t3-seg-s0" / "trajectories").iterdir()) == ["step_0002.jsonl"]
+    data = json.loads((second / "t3-summary" / "summary.json").read_text())
     assert sorted(data["training"]["arms"]) == ["seg", "traj"]
     assert all(arm["multi_segment_fraction"] == 1.0 for arm in data["training"]["arms"].values())
     assert sorted(data["heldout"]["steps"]) == ["1", "2"] and data["heldout"]["start"]["episodes"] > 0
-    again = _run(tmp_path, "tier3", "tier3-eval", **env)
+    again = _run(second, "tier3", "tier3-eval", **env)
     assert again.returncode == 0
     assert again.stdout.count("finished:") == 2 + 5 and "done" not in again.stdout  # 2 runs, 5 evaluations
