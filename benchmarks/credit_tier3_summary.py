@@ -15,7 +15,10 @@ best-of-turns solved rate, recovery P(solved in a later turn | first turn wrong)
 P(later turn right | first turn right). Between arms (every pair): the difference in means with a
 bootstrap 95% interval (training areas: seeds resampled within arms; held-out: the cluster
 bootstrap over tasks and seeds) and the exact permutation test over per-seed values.
-DIR receives summary.md, summary.json and reward_vs_step.png (seed bands: min to max).
+And the seed spread of each endpoint with the seeds per arm it implies for power 0.8 at a 5-point
+difference (α = 0.05, normal approximation): the pre-registered step after 3 seeds of one arm.
+DIR receives summary.md, summary.json, reward_vs_step.png and heldout_vs_step.png (seed bands:
+min to max).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import math
 import re
 import statistics
 import sys
@@ -139,6 +143,30 @@ def heldout(root: Path) -> dict:
     return out
 
 
+def seeds_for_power(stds: list[float], difference: float = 0.05, z_alpha: float = 1.959964,
+                    z_power: float = 0.841621) -> int | None:
+    """Seeds per arm for a two-sided test at α = 0.05 to find `difference` with power 0.8, from
+    per-arm standard deviations over seeds (normal approximation: 2 (z_α + z_β)² σ² / δ²)."""
+    if not stds:
+        return None
+    variance = statistics.fmean(sd**2 for sd in stds)
+    return max(2, math.ceil(2 * (z_alpha + z_power) ** 2 * variance / difference**2))
+
+
+def power(train: dict, held: dict) -> dict:
+    """The seed spread of each endpoint (arms with ≥ 2 seeds) and the seeds per arm it implies for
+    power 0.8 at a 5-point difference: the pre-registered step after the first 3 seeds of one arm."""
+    out: dict = {}
+    areas = {arm: a["reward_area_std"] for arm, a in train["arms"].items() if a["reward_area_std"] is not None}
+    out["reward_area"] = {"std": areas, "seeds_per_arm": seeds_for_power(list(areas.values()))}
+    if held and held["steps"]:
+        last = max(held["steps"])
+        stds = {arm: statistics.stdev(statistics.fmean(r["solved"].values()) for r in seeds.values())
+                for arm, seeds in held["steps"][last].items() if arm != "comparisons" and len(seeds) > 1}
+        out["heldout_solved"] = {"step": last, "std": stds, "seeds_per_arm": seeds_for_power(list(stds.values()))}
+    return out
+
+
 def _pooled(rates: list[dict], num: str, den: str) -> str:
     n, d = sum(r[num] for r in rates), sum(r[den] for r in rates)
     return f"{n}/{d} ({n / d:.0%})" if d else "n/a"
@@ -148,7 +176,7 @@ def _fmt(value: float | None, digits: int = 3) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
-def markdown(train: dict, held: dict, steps: int, left_out: dict[str, int]) -> str:
+def markdown(train: dict, held: dict, powers: dict, steps: int, left_out: dict[str, int]) -> str:
     lines = [f"# Tier 3: RL on the real harness, steps 1–{steps}", ""]
     if left_out:
         lines += ["Left out, short of the steps: " + ", ".join(f"{k} ({n} steps)" for k, n in left_out.items()), ""]
@@ -185,6 +213,12 @@ def markdown(train: dict, held: dict, steps: int, left_out: dict[str, int]) -> s
             for c in arms["comparisons"]:
                 lines.append(f"| {step} | {c['arms'][0]} − {c['arms'][1]} | {c['difference']:+.3f} | "
                              f"[{c['ci95'][0]:+.3f}, {c['ci95'][1]:+.3f}] | {c['permutation_p']:.3f} |")
+    lines += ["", "## Seeds for power 0.8 at a 5-point difference (α = 0.05, two-sided; from the seed spread)", "",
+              "| endpoint | std over seeds, per arm | seeds per arm |", "|---|---|---:|"]
+    for name, block in powers.items():
+        label = name if "step" not in block else f"{name} (step {block['step']})"
+        stds = ", ".join(f"{arm}: {sd:.3f}" for arm, sd in block["std"].items()) or "n/a (no arm has 2 seeds)"
+        lines.append(f"| {label} | {stds} | {block['seeds_per_arm'] if block['seeds_per_arm'] else 'n/a'} |")
     return "\n".join(lines) + "\n"
 
 
@@ -210,6 +244,31 @@ def plot(runs: list[Run], steps: int, path: Path) -> None:
     plt.close(fig)
 
 
+def plot_heldout(held: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.8))
+    start = statistics.fmean(held["start"]["solved"].values()) if held.get("start") else None
+    arms = sorted({arm for by_arm in held["steps"].values() for arm in by_arm if arm != "comparisons"})
+    for arm in arms:
+        steps = sorted(step for step, by_arm in held["steps"].items() if arm in by_arm)
+        rates = [[statistics.fmean(r["solved"].values()) for r in held["steps"][step][arm].values()] for step in steps]
+        x = ([0] if start is not None else []) + steps
+        pad = [[start]] if start is not None else []
+        ax.plot(x, [statistics.fmean(r) for r in pad + rates], marker="o", label=arm)
+        ax.fill_between(x, [min(r) for r in pad + rates], [max(r) for r in pad + rates], alpha=0.2)
+    ax.set_xlabel("training step (0: the start)")
+    ax.set_ylabel("held-out solved rate (best of turns)")
+    ax.set_title("Tier 3: held-out, mean over seeds, band min–max")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=Path, required=True)
@@ -229,10 +288,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {err} — {err.fix}", file=sys.stderr)
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "summary.md").write_text(markdown(train, held, args.steps, left_out))
+    powers = power(train, held)
+    (args.out / "summary.md").write_text(markdown(train, held, powers, args.steps, left_out))
     (args.out / "summary.json").write_text(json.dumps({"steps": args.steps, "left_out": left_out, "training": train,
-                                                       "heldout": held}, indent=1) + "\n")
+                                                       "heldout": held, "power": powers}, indent=1) + "\n")
     plot(runs, args.steps, args.out / "reward_vs_step.png")
+    if held and held["steps"]:
+        plot_heldout(held, args.out / "heldout_vs_step.png")
     print((args.out / "summary.md").read_text())
     return 0
 

@@ -53,6 +53,8 @@ def root(tmp_path):
         base = {task: i % 4 for i, task in enumerate(TASKS)}  # tasks of unequal difficulty
         _eval(tmp_path, f"seg-s{seed}-step2", {t: min(4, n + 1) for t, n in base.items()}, repaired=2)
         _eval(tmp_path, f"traj-s{seed}-step2", base)
+        _eval(tmp_path, f"seg-s{seed}-step1", {t: min(4, n + seed) for t, n in base.items()})  # seeds differ here
+        _eval(tmp_path, f"traj-s{seed}-step1", base)
     _run(tmp_path, "t3-grpo-s0", [0.3], later_zero=1)  # one step: left out at --steps 3
     _eval(tmp_path, "start", {t: 1 for t in TASKS})
     return tmp_path
@@ -80,7 +82,18 @@ def test_training_areas_zero_return_shares_and_heldout_contrasts(root, tmp_path)
     assert data["heldout"]["start"]["episodes"] == 24
     text = (out / "summary.md").read_text()
     assert "seg − traj" in text and "6/33 (18%)" in text  # recovery pooled over seeds: 2 of 11 wrong first turns each
-    assert (out / "reward_vs_step.png").stat().st_size > 0
+    assert (out / "reward_vs_step.png").stat().st_size > 0 and (out / "heldout_vs_step.png").stat().st_size > 0
+    assert data["power"]["heldout_solved"]["step"] == 2 and data["power"]["heldout_solved"]["seeds_per_arm"] == 2
+    assert data["heldout"]["steps"]["1"]["seg"]["2"]["solved"]["level1/t0"] == 0.5  # the latest step decides, not this
+    assert data["power"]["reward_area"]["std"]["seg"] == pytest.approx(0.01 / 3)
+
+
+def test_seeds_for_power_follow_the_normal_approximation():
+    # 2 (1.96 + 0.84)² σ² / δ² at δ = 0.05: σ = 0.05 → 15.7, σ = 0.1 → 62.8; at least 2; none without a spread
+    assert summary.seeds_for_power([0.05]) == 16
+    assert summary.seeds_for_power([0.08, 0.1166]) == 63  # mean variance 0.0100
+    assert summary.seeds_for_power([0.001]) == 2
+    assert summary.seeds_for_power([]) is None
 
 
 def test_no_run_and_bad_steps_are_clear_errors(tmp_path, capsys):
