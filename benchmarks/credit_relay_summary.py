@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from atrl.errors import UsageError
-from atrl.jsonio import read_journal
 from atrl.rl.experiment_stats import bootstrap_ci, curve_area, permutation_test, sign_flip_test
+from atrl.rl.run_records import runs_named, seed_band
 
 RUN_NAME = re.compile(r"^(?P<arm>[a-z0-9_]+)-x(?P<spread>[0-9.]+)-s(?P<seed>\d+)$")
 ENDPOINTS = ("key_relay_rate", "reward_mean")
@@ -43,14 +43,7 @@ class Run:
 
 
 def load_runs(root: Path) -> list[Run]:
-    runs = []
-    for path in sorted(root.iterdir()) if root.is_dir() else []:
-        match = RUN_NAME.match(path.name)
-        if not match or not (path / "metrics.jsonl").exists():
-            continue
-        records = sorted(read_journal(path / "metrics.jsonl"), key=lambda r: r["step"])
-        if records:
-            runs.append(Run(match["arm"], match["spread"], int(match["seed"]), records))
+    runs = [Run(m["arm"], m["spread"], int(m["seed"]), records) for m, _, records in runs_named(root, RUN_NAME)]
     if not runs:
         raise UsageError(f"{root} holds no run named <arm>-x<spread>-s<seed> with metrics",
                          "run scripts/experiment_credit.sh relay first, or pass its ROOT")
@@ -119,11 +112,7 @@ def plot(runs: list[Run], steps: int, path: Path) -> None:
     for ax, spread in zip(axes[0], spreads, strict=True):
         for arm in sorted({r.arm for r in runs if r.spread == spread}):
             curves = [r.curve("key_relay_rate", steps) for r in runs if r.spread == spread and r.arm == arm]
-            x = list(range(1, steps + 1))
-            mean = [statistics.fmean(c[i] for c in curves) for i in range(steps)]
-            ax.plot(x, mean, label=f"{arm} ({len(curves)} seeds)")
-            ax.fill_between(x, [min(c[i] for c in curves) for i in range(steps)],
-                            [max(c[i] for c in curves) for i in range(steps)], alpha=0.2)
+            seed_band(ax, range(1, steps + 1), list(zip(*curves, strict=True)), f"{arm} ({len(curves)} seeds)")
         ax.set_title(f"first-attempt noise spread {spread}")
         ax.set_xlabel("training step")
         ax.set_ylim(0, 1)

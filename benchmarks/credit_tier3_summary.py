@@ -36,8 +36,8 @@ from pathlib import Path
 from atrl.errors import UsageError
 from atrl.eval.breakdown import count_later_turns
 from atrl.eval.report import load_episodes
-from atrl.jsonio import read_journal
 from atrl.rl.experiment_stats import bootstrap_ci, cluster_bootstrap_ci, curve_area, permutation_test
+from atrl.rl.run_records import runs_named, seed_band
 
 RUN_NAME = re.compile(r"^t3-(?P<arm>[a-z0-9_]+)-s(?P<seed>\d+)$")
 EVAL_NAME = re.compile(r"^(?P<arm>[a-z0-9_]+)-s(?P<seed>\d+)-step(?P<step>\d+)$")
@@ -55,13 +55,7 @@ class Run:
 
 
 def load_runs(root: Path) -> list[Run]:
-    runs = []
-    for path in sorted(root.iterdir()) if root.is_dir() else []:
-        match = RUN_NAME.match(path.name)
-        if match and (path / "metrics.jsonl").exists():
-            records = sorted(read_journal(path / "metrics.jsonl"), key=lambda r: r["step"])
-            if records:
-                runs.append(Run(match["arm"], int(match["seed"]), path, records))
+    runs = [Run(m["arm"], int(m["seed"]), path, records) for m, path, records in runs_named(root, RUN_NAME)]
     if not runs:
         raise UsageError(f"{root} holds no run named t3-<arm>-s<seed> with metrics",
                          "run scripts/experiment_credit.sh tier3 first, or pass its ROOT")
@@ -229,12 +223,9 @@ def plot(runs: list[Run], steps: int, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 3.8))
-    x = list(range(1, steps + 1))
     for arm in sorted({r.arm for r in runs}):
         curves = [r.curve("reward_mean", steps) for r in runs if r.arm == arm]
-        ax.plot(x, [statistics.fmean(c[i] for c in curves) for i in range(steps)], label=f"{arm} ({len(curves)} seeds)")
-        ax.fill_between(x, [min(c[i] for c in curves) for i in range(steps)],
-                        [max(c[i] for c in curves) for i in range(steps)], alpha=0.2)
+        seed_band(ax, range(1, steps + 1), list(zip(*curves, strict=True)), f"{arm} ({len(curves)} seeds)")
     ax.set_xlabel("training step")
     ax.set_ylabel("mean episode reward")
     ax.set_title("Tier 3: training reward, mean over seeds, band min–max")
@@ -256,10 +247,9 @@ def plot_heldout(held: dict, path: Path) -> None:
     for arm in arms:
         steps = sorted(step for step, by_arm in held["steps"].items() if arm in by_arm)
         rates = [[statistics.fmean(r["solved"].values()) for r in held["steps"][step][arm].values()] for step in steps]
-        x = ([0] if start is not None else []) + steps
-        pad = [[start]] if start is not None else []
-        ax.plot(x, [statistics.fmean(r) for r in pad + rates], marker="o", label=arm)
-        ax.fill_between(x, [min(r) for r in pad + rates], [max(r) for r in pad + rates], alpha=0.2)
+        if start is not None:
+            steps, rates = [0, *steps], [[start], *rates]
+        seed_band(ax, steps, rates, arm, marker="o")
     ax.set_xlabel("training step (0: the start)")
     ax.set_ylabel("held-out solved rate (best of turns)")
     ax.set_title("Tier 3: held-out, mean over seeds, band min–max")
