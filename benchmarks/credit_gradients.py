@@ -8,7 +8,8 @@ DIR is an `atrl eval --out` directory (each task's samples form a group; collect
 `--group-size`. SPEC is the policy that generated them (`hf:DIR`, `smollm2-135m`, `tiny-random`).
 For each arm: split-half agreement of the mean gradient (mean over random halvings, with the
 2.5-97.5 percentiles over halvings), gradient signal-to-noise, and the shares of segments ≥ 2 and
-of summary tokens. Writes gradients.md and gradients.json to --out.
+of summary tokens; and the first arm minus each other arm, paired (the same halvings, the same
+bootstrap draws of groups: the rollouts are shared). Writes gradients.md and gradients.json to --out.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import argparse
 import json
 import statistics
 import sys
+import time
 from pathlib import Path
 
 import torch
@@ -26,7 +28,7 @@ from atrl.rl.credit_gradients import (
     CountSketch,
     EstimatorArm,
     bootstrap,
-    group_gradients,
+    estimator_gradients,
     load_groups,
     share,
     signal_to_noise,
@@ -73,7 +75,27 @@ def measure(grads: dict[str, torch.Tensor], splits: int, resamples: int) -> dict
     }
 
 
-def markdown(results: dict[str, dict], groups: int, episodes: int) -> str:
+def _percentiles(values: list[float]) -> list[float]:
+    ordered = sorted(values)
+    return [ordered[int(0.025 * (len(ordered) - 1))], ordered[int(0.975 * (len(ordered) - 1))]]
+
+
+def difference(a: torch.Tensor, b: torch.Tensor, splits: int, resamples: int) -> dict:
+    """Arm a minus arm b on the same groups: split-half cosine over the same halvings, and
+    signal-to-noise over the same bootstrap draws of groups (paired: the rollouts are shared)."""
+    cosines = [x - y for x, y in zip(split_half_cosines(a, splits), split_half_cosines(b, splits), strict=True)]
+    n = a.shape[0]
+    return {
+        "split_half_cosine": statistics.fmean(cosines),
+        "split_half_cosine_ci95": _percentiles(cosines),
+        "split_half_cosine_share_above_0": sum(c > 0 for c in cosines) / len(cosines),
+        "signal_to_noise": signal_to_noise(a) - signal_to_noise(b),
+        "signal_to_noise_ci95": list(bootstrap(lambda idx: signal_to_noise(a[idx]) - signal_to_noise(b[idx]),
+                                               n, resamples)),
+    }
+
+
+def markdown(results: dict[str, dict], groups: int, episodes: int, differences: dict[str, dict]) -> str:
     def ci(r: dict, key: str) -> str:
         low, high = r[f"{key}_ci95"]
         return f"{r[key]:.3f} [{low:.3f}, {high:.3f}]"
@@ -84,8 +106,14 @@ def markdown(results: dict[str, dict], groups: int, episodes: int) -> str:
     for name, r in results.items():
         lines.append(f"| {name} | {r['groups_with_signal']}/{r['groups']} | {ci(r, 'split_half_cosine')} | "
                      f"{ci(r, 'signal_to_noise')} | {ci(r, 'share_later_segments')} | {ci(r, 'share_summaries')} |")
+    if differences:
+        lines += ["", "| difference | split-half cosine | halvings with a > b | signal-to-noise |", "|---|---|---:|---|"]
+        for name, d in differences.items():
+            lines.append(f"| {name} | {ci(d, 'split_half_cosine')} | {d['split_half_cosine_share_above_0']:.0%} | "
+                         f"{ci(d, 'signal_to_noise')} |")
     lines += ["", "Intervals: split-half cosine, 2.5-97.5 percentiles over random halvings of the groups; "
-              "the others, bootstrap 95% over groups."]
+              "the others, bootstrap 95% over groups. Differences are paired: the same halvings, the same "
+              "bootstrap draws."]
     return "\n".join(lines)
 
 
@@ -114,15 +142,24 @@ def main(argv: list[str] | None = None) -> int:
     model, pad_id = _model(args.model, args.out)
     device = next(model.parameters()).device
     sketch = CountSketch(model, args.dim)
+    names = args.arms.split(",")
+    start = time.perf_counter()
+    grads = estimator_gradients(model, groups, [ARMS[name] for name in names], sketch, pad_id, device,
+                                autocast=device.type == "cuda",
+                                progress=lambda done: print(f"groups {done}/{len(groups)} "
+                                                            f"({time.perf_counter() - start:.0f} s)", flush=True))
+    seconds = time.perf_counter() - start
     results = {}
-    for name in args.arms.split(","):
-        grads = group_gradients(model, groups, ARMS[name], sketch, pad_id, device, autocast=device.type == "cuda")
-        results[name] = measure(grads, args.splits, args.bootstrap)
+    for name in names:
+        results[name] = measure(grads[name], args.splits, args.bootstrap)
         print(f"{name}: split-half cosine {results[name]['split_half_cosine']:.3f}", flush=True)
+    differences = {f"{names[0]} − {name}": difference(grads[names[0]]["all"], grads[name]["all"], args.splits,
+                                                       args.bootstrap) for name in names[1:]}
     episodes = sum(len(g) for g in groups)
     (args.out / "gradients.json").write_text(json.dumps({"groups": len(groups), "episodes": episodes,
-                                                         "results": results}, indent=1) + "\n")
-    (args.out / "gradients.md").write_text(markdown(results, len(groups), episodes) + "\n")
+                                                         "gradient_seconds": round(seconds, 1), "results": results,
+                                                         "differences": differences}, indent=1) + "\n")
+    (args.out / "gradients.md").write_text(markdown(results, len(groups), episodes, differences) + "\n")
     print(f"-> {args.out}/gradients.md")
     return 0
 

@@ -13,6 +13,10 @@
 #                                               rule picks from relay-start's rates (benchmarks/relay_start.py)
 #   scripts/experiment_credit.sh relay-summary  per-seed areas under the relay curve over STEPS steps, tests, plot
 #                                               (runs short of STEPS are left out and named) -> $ROOT/summary
+#   scripts/experiment_credit.sh relay-collect  tier 1's positive control: the relay start (RELAY_START, else the
+#                                               rule's pick) plays SAMPLES episodes of RELAY_T1_TASKS tasks of the
+#                                               key-relay environment                           -> $ROOT/relay-rollouts
+#   scripts/experiment_credit.sh relay-gradients  every estimator's gradient on those rollouts  -> $ROOT/relay-gradients
 #   scripts/experiment_credit.sh tier3          tier 3: every arm x seed of LoRA RL from T3_START on the real
 #                                               harness (configs/experiment-credit-tier3.yaml), on the tasks
 #                                               its screen kept (T3_SCREEN), T3_PARALLEL at a time -> $ROOT/t3-<arm>-s<seed>
@@ -46,7 +50,8 @@
 # STEPS (40), PARALLEL (4), PY (python3), TRAIN_SET (more key=value overrides for every run),
 # RELAY_START (the arms' start; default: the checkpoint of $ROOT/relay-sft chosen by its relay rate),
 # OMP_NUM_THREADS (CPU threads per run; default: the cores shared among PARALLEL runs), WATCH_S, OUTDIR;
-# tier 1: START (hf:runs/sft/model), SAMPLES (8), BACKEND (cuda), COLLECT_SET (more eval --set overrides);
+# tier 1: START (hf:runs/sft/model), SAMPLES (8), BACKEND (cuda), COLLECT_SET (more eval --set overrides),
+# RELAY_T1_TASKS (39: every task of the relay config);
 # tier 3: T3_START (hf:runs/repair/lsft/model), T3_SCREEN (runs/repair/screen.ids: the `task_ids=[...]` that
 # `scripts/gpu_lora_rl.sh screen` writes), T3_ARMS ("seg traj grpo"), T3_SEEDS ("0 1 2"), T3_STEPS (40),
 # T3_PARALLEL (3), T3_EVAL_STEPS ("10 20 40"), T3_SAMPLES (8), T3_SET (more key=value overrides for every
@@ -72,6 +77,7 @@ CONFIG=configs/experiment-credit-relay.yaml
 START=${START:-hf:runs/sft/model}
 RELAY_START=${RELAY_START:-}
 SAMPLES=${SAMPLES:-8}
+RELAY_T1_TASKS=${RELAY_T1_TASKS:-39}
 BACKEND=${BACKEND:-cuda}
 COLLECT_SET=${COLLECT_SET:-}
 SFT_SET=${SFT_SET:-}  # more --set overrides of the warm start's SFT (e.g. "--set bf16=false" on a CPU)
@@ -137,11 +143,30 @@ relay_start() {  # the warm start and, per checkpoint, its relay rate (the dose 
     return $failed
 }
 
-relay() {
-    if [ -z "$RELAY_START" ]; then  # the pre-registered rule on relay-start's rates (it says why when it cannot)
+choose_relay_start() {  # RELAY_START, else the pre-registered rule on relay-start's rates (it says why when it cannot)
+    if [ -z "$RELAY_START" ]; then
         RELAY_START=$($PY benchmarks/relay_start.py --sft "$ROOT/relay-sft") || return 2
-        echo "[relay] start chosen by its relay rate: $RELAY_START"
+        echo "[$1] start chosen by its relay rate: $RELAY_START"
     fi
+}
+
+relay_collect() {  # tier 1 on the key relay: fixed rollouts of the arms' start, each task's episodes one group
+    local out="$ROOT/relay-rollouts"
+    [ -f "$out/trajectories.jsonl" ] && { echo "[relay-collect] finished: $out"; return 0; }
+    choose_relay_start relay-collect || return 2
+    mkdir -p "$out"
+    $PY benchmarks/relay_rate.py --policy "$RELAY_START" --tasks "$RELAY_T1_TASKS" --samples "$SAMPLES" \
+        ${RELAY_RATE_SET:-} --json "$out/rates.json" --trajectories "$out"
+}
+
+relay_gradients() {
+    choose_relay_start relay-gradients || return 2
+    $PY benchmarks/credit_gradients.py --run "$ROOT/relay-rollouts" --model "$RELAY_START" --arms seg,traj,grpo \
+        --out "$ROOT/relay-gradients"
+}
+
+relay() {
+    choose_relay_start relay || return 2
     export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(( $(nproc) / PARALLEL > 0 ? $(nproc) / PARALLEL : 1 ))}
     export PYTORCH_CUDA_ALLOC_CONF=${PYTORCH_CUDA_ALLOC_CONF:-expandable_segments:True}  # runs share one GPU
     for arm in $ARMS; do arm_set "$arm" > /dev/null; done  # unknown arms fail before anything runs
@@ -271,7 +296,8 @@ bring() {  # the records, no weights: small enough to come back from the GPU mac
     mkdir -p "$outdir"
     (cd "$ROOT" && find . -path '*/trajectories' -prune -o \( -name '*.json' -o \
         -name '*.jsonl' -o -name '*.yaml' -o -name '*.log' -o -name '*.md' -o -name '*.png' \) -print \
-        | grep -v -e '/model/' -e 'sft_data.jsonl' | tar czf - -T -) > "$outdir/credit-records.tgz"
+        | grep -v -e '/model/' -e 'sft_data.jsonl' -e 'relay-rollouts/trajectories.jsonl' | tar czf - -T -) \
+        > "$outdir/credit-records.tgz"
     echo "[bring] $(tar tzf "$outdir/credit-records.tgz" | wc -l) files -> $outdir/credit-records.tgz"
 }
 
@@ -290,6 +316,8 @@ for phase in "$@"; do
         gradients) $PY benchmarks/credit_gradients.py --run "$ROOT/rollouts" --model "$START" --out "$ROOT/gradients" ;;
         relay-start) relay_start ;;
         relay) relay ;;
+        relay-collect) relay_collect ;;
+        relay-gradients) relay_gradients ;;
         relay-summary) $PY benchmarks/credit_relay_summary.py --runs "$ROOT" --out "$ROOT/summary" --steps "$STEPS" \
             --complete-only ;;
         tier3) tier3 ;;

@@ -3,7 +3,11 @@
 Every estimator turns the same groups of episodes into rows (`build_rows`); the policy gradient
 of each group's rows (on-policy, so the PPO ratio is 1 and the gradient is Σ A·∇log p over the
 token mean) is compressed by a fixed count sketch of all trainable parameters, which preserves
-inner products in expectation. From the per-group gradients g_1..g_n:
+inner products in expectation. That gradient is linear in the advantages, and every token of one
+part of a segment (a turn's response, the summary written at its end) carries one advantage under
+every estimator and credit; so each part's gradient is taken once (one forward per segment, one
+backward per part) and every arm is a weighted sum of them: the arms cost no extra passes.
+From the per-group gradients g_1..g_n:
 
 - split-half agreement: the cosine between the mean gradients of two random halves of the groups,
   over many random splits (higher: the estimator's signal is more consistent across groups);
@@ -16,7 +20,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -25,8 +29,8 @@ from atrl.agent.records import Trajectory
 from atrl.agent.trajectory_io import read_trajectories
 from atrl.errors import UsageError
 from atrl.rl.advantages import AdvantageOptions
-from atrl.rl.rows import Row, build_rows
-from atrl.rl.update import LossConfig, accumulate_gradients, row_logprobs
+from atrl.rl.rows import Row, build_rows, segment_token_advantages
+from atrl.rl.update import autocast_context, collate, forward_logprobs
 
 PARTS = ("all", "later_segments", "summaries")
 
@@ -81,21 +85,6 @@ class CountSketch:
         return out.cpu()
 
 
-def _restricted(rows: list[Row], groups_flat: list[Trajectory], part: str) -> list[Row]:
-    """The rows with their loss mask cut to one part (token counts stay those of all rows)."""
-    if part == "all":
-        return rows
-    out = []
-    for row in rows:
-        if part == "later_segments":
-            mask = row.loss_mask if row.segment_index >= 1 else [0] * len(row.loss_mask)
-        else:  # summaries: the summary a segment wrote at its end
-            types = groups_flat[row.trajectory_id].segments[row.segment_index].token_types
-            mask = [m if i < len(types) and types[i] == "summary" else 0 for i, m in enumerate(row.loss_mask)]
-        out.append(replace(row, loss_mask=mask, advantages=[a if m else 0.0 for a, m in zip(row.advantages, mask, strict=True)]))
-    return out
-
-
 @dataclass(frozen=True)
 class EstimatorArm:
     name: str
@@ -104,28 +93,103 @@ class EstimatorArm:
     gamma: float = 1.0
 
 
-def group_gradients(model: torch.nn.Module, groups: list[list[Trajectory]], arm: EstimatorArm, sketch: CountSketch,
-                    pad_id: int, device: torch.device | str = "cpu", micro_batch_size: int = 8,
-                    max_tokens: int | None = 16384, autocast: bool = False,
-                    options: AdvantageOptions | None = None) -> dict[str, torch.Tensor]:
-    """Per part, the sketched gradient of each group's rows: [n_groups, dim] (zero rows for
-    groups without signal)."""
-    loss_config = LossConfig(clip_low=0.2, clip_high=0.28, kl_beta=0.0, temperature=1.0, is_cap=None)
-    out = {part: torch.zeros(len(groups), sketch.dim, dtype=torch.float64) for part in PARTS}
-    for g, group in enumerate(groups):
-        rows = build_rows([group], arm.estimator, arm.credit, arm.gamma, options)
-        if not rows:
-            continue
-        for row, lps in zip(rows, row_logprobs(model, rows, pad_id, 1.0, micro_batch_size, max_tokens, device, autocast),
-                            strict=True):
-            row.old_logprobs = lps  # on-policy: ratio 1
-        total = sum(r.num_trainable for r in rows)
-        for part in PARTS:
-            model.zero_grad(set_to_none=True)
-            accumulate_gradients(model, _restricted(rows, list(group), part), loss_config, pad_id, micro_batch_size,
-                                 max_tokens, total, device, autocast, with_entropy=False)
-            out[part][g] = sketch()
+@dataclass
+class PartGradient:
+    """The sketched gradient of −Σ log p over one part of one segment's trainable tokens: one
+    turn's response, or the summary written at the segment's end. Under every estimator and credit
+    all tokens of a part carry one advantage, so an estimator's gradient is Σ A_part · h_part / N."""
+
+    trajectory: int
+    segment: int
+    positions: list[int]
+    summary: bool
+    sketch: torch.Tensor
+
+
+def _token_parts(trajectory: Trajectory) -> list[tuple[list[int], list[list[int]]]]:
+    """Per segment: (loss mask, the positions of each part). The rows' own rule
+    (`segment_token_advantages`) tags every trainable token with its turn's number, so tokens of
+    one tag are one part (a summary takes the next segment's first turn: never one of its own)."""
+    tags = list(range(1, len(trajectory.turns) + 1))
+    out = []
+    for mask, tagged in segment_token_advantages(trajectory, tags, "turn", 1.0, mask_truncated=False):
+        by_tag: dict[float, list[int]] = {}
+        for position, (m, tag) in enumerate(zip(mask, tagged, strict=True)):
+            if m:
+                by_tag.setdefault(tag, []).append(position)
+        out.append((mask, list(by_tag.values())))
+    return out
+
+
+def part_gradients(model: torch.nn.Module, group: Sequence[Trajectory], sketch: CountSketch, pad_id: int,
+                   device: torch.device | str = "cpu", autocast: bool = False) -> tuple[dict, list[PartGradient]]:
+    """Every part's sketched gradient in one group (one forward per segment, one backward per
+    part), and each segment's loss mask by (trajectory, segment): what every estimator combines."""
+    device = torch.device(device)
+    masks: dict[tuple[int, int], list[int]] = {}
+    parts: list[PartGradient] = []
+    for t, trajectory in enumerate(group):
+        for segment, (mask, positions) in zip(trajectory.segments, _token_parts(trajectory), strict=True):
+            if not positions:
+                continue
+            masks[(t, segment.index)] = mask
+            row = Row(list(segment.token_ids), mask, [0.0] * len(mask), [0.0] * len(mask), 0, t, segment.index)
+            with autocast_context(device, autocast):
+                logp, _, _ = forward_logprobs(model, collate([row], pad_id, device), 1.0)
+            packed_index = {p: i for i, p in enumerate(p for p in range(1, len(mask)) if mask[p])}
+            for n, where in enumerate(positions):
+                model.zero_grad(set_to_none=True)
+                (-logp[[packed_index[p] for p in where]].sum()).backward(retain_graph=n < len(positions) - 1)
+                summary = segment.token_types[where[0]] == "summary"
+                parts.append(PartGradient(t, segment.index, where, summary, sketch()))
     model.zero_grad(set_to_none=True)
+    return masks, parts
+
+
+def combine(masks: dict, parts: list[PartGradient], group: Sequence[Trajectory], arm: EstimatorArm,
+            dim: int, options: AdvantageOptions | None = None) -> dict[str, torch.Tensor]:
+    """One arm's sketched gradient of the group's token-mean PPO loss at ratio 1, whole and per part
+    of `PARTS`: Σ A_part · h_part / N over its rows (zero when the group carries no signal)."""
+    rows = build_rows([list(group)], arm.estimator, arm.credit, arm.gamma, options)
+    out = {part: torch.zeros(dim, dtype=torch.float64) for part in PARTS}
+    if not rows:
+        return out
+    advantages: dict[tuple[int, int], list[float]] = {}
+    for row in rows:
+        key = (row.trajectory_id, row.segment_index)
+        if masks.get(key) != row.loss_mask:
+            raise ValueError(f"{arm.name}: the loss mask of trajectory {key[0]}, segment {key[1]} differs "
+                             "from the one the part gradients were taken on")
+        advantages[key] = row.advantages
+    total = sum(row.num_trainable for row in rows)
+    for part in parts:
+        values = {advantages[(part.trajectory, part.segment)][p] for p in part.positions}
+        if len(values) != 1:
+            raise ValueError(f"{arm.name}: tokens of one part carry different advantages {sorted(values)}")
+        weighted = part.sketch * (values.pop() / total)
+        out["all"] += weighted
+        if part.segment >= 1:
+            out["later_segments"] += weighted
+        if part.summary:
+            out["summaries"] += weighted
+    return out
+
+
+def estimator_gradients(model: torch.nn.Module, groups: list[list[Trajectory]], arms: Sequence[EstimatorArm],
+                        sketch: CountSketch, pad_id: int, device: torch.device | str = "cpu", autocast: bool = False,
+                        options: AdvantageOptions | None = None,
+                        progress: Callable[[int], None] | None = None) -> dict[str, dict[str, torch.Tensor]]:
+    """Per arm and part of `PARTS`, the sketched gradient of each group's rows: [n_groups, dim].
+    The part gradients are taken once per group and shared by all arms."""
+    out = {arm.name: {part: torch.zeros(len(groups), sketch.dim, dtype=torch.float64) for part in PARTS}
+           for arm in arms}
+    for g, group in enumerate(groups):
+        masks, parts = part_gradients(model, group, sketch, pad_id, device, autocast)
+        for arm in arms:
+            for part, value in combine(masks, parts, group, arm, sketch.dim, options).items():
+                out[arm.name][part][g] = value
+        if progress is not None:
+            progress(g + 1)
     return out
 
 

@@ -79,13 +79,13 @@ def micro_batches(rows: Sequence[Row], size: int, max_tokens: int | None = None)
         yield batch
 
 
-def _autocast(device: torch.device, enabled: bool) -> contextlib.AbstractContextManager:
+def autocast_context(device: torch.device, enabled: bool) -> contextlib.AbstractContextManager:
     if enabled and device.type == "cuda":
         return torch.autocast("cuda", dtype=torch.bfloat16)
     return contextlib.nullcontext()
 
 
-def _forward_logprobs(
+def forward_logprobs(
     model: torch.nn.Module, batch: RowBatch, temperature: float
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(log-probs [N] of the N trainable tokens, their logits [N, V], where they are: a [B, T−1]
@@ -111,8 +111,8 @@ def row_logprobs(
     out: list[list[float]] = []
     for batch_rows in micro_batches(rows, micro_batch_size, max_tokens):
         batch = collate(batch_rows, pad_id, device)
-        with _autocast(device, autocast):
-            packed, _, where = _forward_logprobs(model, batch, temperature)
+        with autocast_context(device, autocast):
+            packed, _, where = forward_logprobs(model, batch, temperature)
         out += _unpacked(packed, where, batch_rows)
     return out
 
@@ -202,8 +202,8 @@ def _backward(
 ) -> tuple[LossStats, torch.Tensor]:
     """Backward one micro-batch's loss; returns its stats and its log-probs [N] (detached)."""
     device = batch.input_ids.device
-    with _autocast(device, autocast):
-        logp, logits, where = _forward_logprobs(model, batch, loss_config.temperature)
+    with autocast_context(device, autocast):
+        logp, logits, where = forward_logprobs(model, batch, loss_config.temperature)
 
     def packed(tensor: torch.Tensor | None) -> torch.Tensor | None:
         return tensor[:, 1:][where] if tensor is not None else None

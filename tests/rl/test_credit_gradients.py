@@ -3,22 +3,29 @@ fixed rollouts (a tiny model's real episodes), the sketch they are compared in, 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 import torch
 from rl_builders import synthetic_tasks, tiny_config
 
 from atrl.errors import UsageError
 from atrl.rl.credit_gradients import (
+    PARTS,
     CountSketch,
     EstimatorArm,
-    group_gradients,
+    estimator_gradients,
     load_groups,
+    part_gradients,
     share,
     signal_to_noise,
     split_half_cosines,
 )
+from atrl.rl.rows import build_rows
+from atrl.rl.update import LossConfig, accumulate_gradients
 
 SEG, TRAJ = EstimatorArm("seg", "atrl", "segment"), EstimatorArm("traj", "atrl", "trajectory")
+GRPO, SEG_DISCOUNTED = EstimatorArm("grpo", "grpo", "trajectory"), EstimatorArm("seg09", "atrl", "segment", 0.9)
 
 
 def _run(tmp_path_factory, name: str, max_segments: int):
@@ -46,7 +53,52 @@ def _grads(run, arm):
     out, trainer = run
     groups = load_groups(out, group_size=4)
     sketch = CountSketch(trainer.model, dim=512)
-    return groups, group_gradients(trainer.model, groups, arm, sketch, trainer.pad_id)
+    return groups, estimator_gradients(trainer.model, groups, [arm], sketch, trainer.pad_id)[arm.name]
+
+
+def _direct(model, group, arm, sketch, pad_id) -> dict[str, torch.Tensor]:
+    """The reference: the PPO loss's own backward (ratio 1) over the arm's rows, once per part,
+    each part's rows with their loss mask cut to it (the token mean stays over all rows)."""
+    rows = build_rows([group], arm.estimator, arm.credit, arm.gamma)
+    total = sum(r.num_trainable for r in rows)
+    out = {}
+    for part in PARTS:
+        cut = []
+        for row in rows:
+            types = group[row.trajectory_id].segments[row.segment_index].token_types
+            keep = [bool(m) and (part == "all" or (part == "later_segments" and row.segment_index >= 1)
+                                 or (part == "summaries" and i < len(types) and types[i] == "summary"))
+                    for i, m in enumerate(row.loss_mask)]
+            cut.append(replace(row, loss_mask=[int(k) for k in keep],
+                               advantages=[a if k else 0.0 for a, k in zip(row.advantages, keep, strict=True)]))
+        model.zero_grad(set_to_none=True)
+        accumulate_gradients(model, cut, LossConfig(), pad_id, total_tokens=total, autocast=False,
+                             with_entropy=False, old_from_current=True)
+        out[part] = sketch()
+    model.zero_grad(set_to_none=True)
+    return out
+
+
+def test_every_arm_equals_its_own_ppo_backward_on_the_same_rows(two_segment_run):
+    # the arms are weighted sums of part gradients taken once: each must equal its own backward
+    out, trainer = two_segment_run
+    groups = load_groups(out, group_size=4)
+    sketch = CountSketch(trainer.model, dim=512)
+    arms = [SEG, TRAJ, GRPO, SEG_DISCOUNTED]
+    combined = estimator_gradients(trainer.model, groups, arms, sketch, trainer.pad_id)
+    _, parts = part_gradients(trainer.model, groups[0], sketch, trainer.pad_id)
+    assert any(p.summary for p in parts) and any(not p.summary and p.segment >= 1 for p in parts)
+    compared = set()
+    for g, group in enumerate(groups):
+        for arm in arms:
+            direct = _direct(trainer.model, group, arm, sketch, trainer.pad_id)
+            for part in PARTS:
+                expected, got = direct[part], combined[arm.name][part][g]
+                scale = float(expected.abs().max())
+                assert torch.allclose(got, expected, rtol=1e-4, atol=1e-6 * scale + 1e-12), (g, arm.name, part)
+                if scale > 0:
+                    compared.add((arm.name, part))
+    assert compared == {(arm.name, part) for arm in arms for part in PARTS}  # every arm and part non-zero somewhere
 
 
 def test_groups_come_from_the_run_files(two_segment_run):
@@ -98,3 +150,21 @@ def test_split_half_and_signal_to_noise_on_known_gradients():
     assert signal_to_noise(consistent) > 50 * signal_to_noise(noise)
     with pytest.raises(UsageError):
         split_half_cosines(consistent[:1])
+
+
+def test_the_arms_share_one_forward_per_segment(two_segment_run):
+    out, trainer = two_segment_run
+    groups = load_groups(out, group_size=4)
+    sketch = CountSketch(trainer.model, dim=64)
+    calls = []
+    handle = trainer.model.register_forward_hook(lambda *_: calls.append(1))
+    try:
+        counts = []
+        for arms in ([SEG], [SEG, TRAJ, GRPO, SEG_DISCOUNTED]):
+            calls.clear()
+            estimator_gradients(trainer.model, groups, arms, sketch, trainer.pad_id)
+            counts.append(len(calls))
+    finally:
+        handle.remove()
+    segments = sum(len(t.segments) for g in groups for t in g)
+    assert counts == [segments, segments]

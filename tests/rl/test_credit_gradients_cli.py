@@ -29,7 +29,24 @@ def test_writes_every_arm_with_intervals(tmp_path):
     for r in data["results"].values():
         low, high = r["split_half_cosine_ci95"]
         assert -1.0 <= low <= r["split_half_cosine"] <= high <= 1.0
-    assert "| seg |" in (out / "gradients.md").read_text()
+    assert set(data["differences"]) == {"seg − traj", "seg − grpo"}
+    for d in data["differences"].values():
+        low, high = d["split_half_cosine_ci95"]
+        assert -2.0 <= low <= d["split_half_cosine"] <= high <= 2.0  # percentiles of the values averaged
+        assert d["signal_to_noise_ci95"][0] <= d["signal_to_noise_ci95"][1]
+    assert "| seg |" in (out / "gradients.md").read_text() and "| seg − traj |" in (out / "gradients.md").read_text()
+
+
+def test_differences_are_paired():
+    import torch
+
+    torch.manual_seed(0)
+    consistent = torch.ones(256, dtype=torch.float64) + 0.1 * torch.randn(16, 256, dtype=torch.float64)
+    noisy = consistent + 3 * torch.randn(16, 256, dtype=torch.float64)
+    same = cli.difference(consistent, consistent, splits=50, resamples=50)
+    assert same["split_half_cosine_ci95"] == [0.0, 0.0] and same["signal_to_noise_ci95"] == [0.0, 0.0]
+    better = cli.difference(consistent, noisy, splits=50, resamples=50)
+    assert better["split_half_cosine_share_above_0"] == 1.0 and better["signal_to_noise_ci95"][0] > 0
 
 
 def test_bad_inputs_are_clear_errors(tmp_path, capsys):
