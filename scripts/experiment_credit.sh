@@ -2,7 +2,9 @@
 # The credit experiment (docs/experiments/atrl-vs-grpo.md), one command per phase:
 #   scripts/experiment_credit.sh collect        tier 1: START plays SAMPLES episodes of every level-1
 #                                               training task with the tier-3 agent settings    -> $ROOT/rollouts
-#   scripts/experiment_credit.sh gradients      tier 1: every estimator's gradient on those rollouts -> $ROOT/gradients
+#   scripts/experiment_credit.sh gradients      tier 1: every estimator's gradient on those rollouts (T1_ROLLOUTS:
+#                                               default $ROOT/rollouts; the tier-3 start's screen, `scripts/gpu_lora_rl.sh
+#                                               screen`, plays the same episodes and serves as well) -> $ROOT/gradients
 #   scripts/experiment_credit.sh relay-start    tier 2's warm start: SFT on key-relay demonstrations
 #                                               (configs/sft-smollm2-relay.yaml), then the relay rate of
 #                                               each of its checkpoints (benchmarks/relay_rate.py, PARALLEL
@@ -51,7 +53,7 @@
 # RELAY_START (the arms' start; default: the checkpoint of $ROOT/relay-sft chosen by its relay rate),
 # OMP_NUM_THREADS (CPU threads per run; default: the cores shared among PARALLEL runs), WATCH_S, OUTDIR;
 # tier 1: START (hf:runs/sft/model), SAMPLES (8), BACKEND (cuda), COLLECT_SET (more eval --set overrides),
-# RELAY_T1_TASKS (39: every task of the relay config);
+# T1_ROLLOUTS, RELAY_T1_TASKS (39: every task of the relay config);
 # tier 3: T3_START (hf:runs/repair/lsft/model), T3_SCREEN (runs/repair/screen.ids: the `task_ids=[...]` that
 # `scripts/gpu_lora_rl.sh screen` writes), T3_ARMS ("seg traj grpo"), T3_SEEDS ("0 1 2"), T3_STEPS (40),
 # T3_PARALLEL (3), T3_EVAL_STEPS ("10 20 40"), T3_SAMPLES (8), T3_SET (more key=value overrides for every
@@ -78,6 +80,7 @@ START=${START:-hf:runs/sft/model}
 RELAY_START=${RELAY_START:-}
 SAMPLES=${SAMPLES:-8}
 RELAY_T1_TASKS=${RELAY_T1_TASKS:-39}
+T1_ROLLOUTS=${T1_ROLLOUTS:-$ROOT/rollouts}
 BACKEND=${BACKEND:-cuda}
 COLLECT_SET=${COLLECT_SET:-}
 SFT_SET=${SFT_SET:-}  # more --set overrides of the warm start's SFT (e.g. "--set bf16=false" on a CPU)
@@ -313,7 +316,7 @@ fi
 for phase in "$@"; do
     case "$phase" in
         collect) collect ;;
-        gradients) $PY benchmarks/credit_gradients.py --run "$ROOT/rollouts" --model "$START" --out "$ROOT/gradients" ;;
+        gradients) $PY benchmarks/credit_gradients.py --run "$T1_ROLLOUTS" --model "$START" --out "$ROOT/gradients" ;;
         relay-start) relay_start ;;
         relay) relay ;;
         relay-collect) relay_collect ;;

@@ -38,6 +38,9 @@ def test_relay_tier1_collects_once_then_compares_the_estimators(tmp_path):
     assert not any(name.endswith("trajectories.jsonl") for name in names)
     again = _run(root, "relay-collect", RELAY_START=start)
     assert again.returncode == 0 and "[relay-collect] finished" in again.stdout
+    # tier 1's own phase reads rollouts from any `atrl eval`-shaped directory (e.g. the tier-3 screen)
+    other = _run(root, "gradients", START=start, T1_ROLLOUTS=str(root / "relay-rollouts"))
+    assert other.returncode == 0 and json.loads((root / "gradients" / "gradients.json").read_text())["groups"] == 4
 
 
 def test_without_a_start_the_rule_says_which_phase_to_run(tmp_path):
