@@ -54,6 +54,11 @@ def _model(spec: str, out: Path):
     return model, pad if pad is not None else (getattr(tokenizer, "eos_token_id", None) or 0)
 
 
+def _percentiles(values: list[float]) -> list[float]:
+    ordered = sorted(values)
+    return [ordered[int(0.025 * (len(ordered) - 1))], ordered[int(0.975 * (len(ordered) - 1))]]
+
+
 def measure(grads: dict[str, torch.Tensor], splits: int, resamples: int) -> dict:
     whole = grads["all"]
     n = whole.shape[0]
@@ -63,8 +68,7 @@ def measure(grads: dict[str, torch.Tensor], splits: int, resamples: int) -> dict
         "groups_with_signal": int((whole.abs().sum(1) > 0).sum()),
         "split_half_cosine": statistics.fmean(cosines),
         # over random halvings: a bootstrap over groups would put one group in both halves
-        "split_half_cosine_ci95": [sorted(cosines)[int(0.025 * (len(cosines) - 1))],
-                                   sorted(cosines)[int(0.975 * (len(cosines) - 1))]],
+        "split_half_cosine_ci95": _percentiles(cosines),
         "signal_to_noise": signal_to_noise(whole),
         "signal_to_noise_ci95": list(bootstrap(lambda idx: signal_to_noise(whole[idx]), n, resamples)),
         "share_later_segments": share(grads["later_segments"], whole),
@@ -73,11 +77,6 @@ def measure(grads: dict[str, torch.Tensor], splits: int, resamples: int) -> dict
         "share_summaries": share(grads["summaries"], whole),
         "share_summaries_ci95": list(bootstrap(lambda idx: share(grads["summaries"][idx], whole[idx]), n, resamples)),
     }
-
-
-def _percentiles(values: list[float]) -> list[float]:
-    ordered = sorted(values)
-    return [ordered[int(0.025 * (len(ordered) - 1))], ordered[int(0.975 * (len(ordered) - 1))]]
 
 
 def difference(a: torch.Tensor, b: torch.Tensor, splits: int, resamples: int) -> dict:
