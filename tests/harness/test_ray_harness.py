@@ -118,6 +118,39 @@ def test_an_actor_killed_mid_run_loses_no_verdict(cluster):
         stop_fleet(fleet)
 
 
+def test_a_worker_killed_with_its_actor_is_no_verdict_on_the_candidate(cluster):
+    # Ray kills an actor's child processes first, then the actor: in between, the actor's pool sees
+    # its worker die and would answer "crash" for a candidate that did nothing wrong. Here the same
+    # order by hand, with time for such an answer to land before the actor goes.
+    import signal
+
+    import psutil
+
+    relu = get_task("builtin/relu")
+    fleet = FleetOptions(name="racing", actors=2)
+    harness = RayHarness(backend="interpreter", workers=1, use_cache=False, fleet=fleet,
+                         runner="ray_runners:run", runner_sys_path=(str(HERE),))
+    try:
+        futures = [harness.submit(relu, marked(relu.solution, 8.0, i)) for i in range(2)]
+        deadline = time.monotonic() + 60
+        while not all(m.in_flight for m in harness._dispatcher.members) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(4.0)  # both workers started and inside their job
+        busy = harness._dispatcher.members[0]
+        workers = psutil.Process(harness.fleet.members[busy.index].pid).children(recursive=True)
+        assert workers, "the actor's worker process was not found"
+        for worker in workers:
+            worker.send_signal(signal.SIGKILL)
+        time.sleep(0.5)
+        ray.kill(busy.handle, no_restart=False)
+        verdicts = [f.result(timeout=120) for f in futures]
+        assert [v.message.split()[0] for v in verdicts] == ["id=0", "id=1"], [v.message for v in verdicts]
+        assert all(v.ok for v in verdicts) and harness.stats.resent >= 1
+    finally:
+        harness.close()
+        stop_fleet(fleet)
+
+
 def _members(fleet: FleetOptions):
     from atrl.harness.distributed.fleet import fleet_status
 

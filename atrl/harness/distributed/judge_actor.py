@@ -22,6 +22,13 @@ from atrl.harness.sandbox.pool import DEFAULT_RUNNER, WorkerPool
 from atrl.harness.sandbox.worker import WorkerLimits
 from atrl.harness.verdict import Verdict
 
+KILLED_WORKER_GRACE_S = 2.0
+
+
+def _worker_killed(verdict: Verdict) -> bool:
+    """The pool's answer for a worker that died by SIGKILL (`WorkerPool._died`)."""
+    return verdict.error_class == "crash" and "killed by SIGKILL" in verdict.message
+
 
 @dataclass(frozen=True)
 class JudgeSpec:
@@ -112,6 +119,12 @@ class JudgeActor:
         else:
             self._joined += 1
         verdict = await asyncio.wrap_future(running)
+        if _worker_killed(verdict):
+            # Ray kills an actor's child processes before the actor itself: a worker killed by
+            # SIGKILL may mean this actor is being killed, and then the candidate did nothing
+            # wrong. Held back a moment, such an answer never lands: the driver sees the actor
+            # lost and sends the job again. (A worker killed on its own is answered late, not lost.)
+            await asyncio.sleep(KILLED_WORKER_GRACE_S)
         return verdict, time.monotonic() - start
 
     def _forget(self, key: str, done: Future) -> None:
