@@ -25,25 +25,20 @@ from pathlib import Path
 
 from atrl.errors import UsageError
 from atrl.rl.experiment_stats import bootstrap_ci, curve_area, permutation_test, sign_flip_test
-from atrl.rl.run_records import runs_named, seed_band
+from atrl.rl.run_records import SeedRun, runs_named, seed_band
 
 RUN_NAME = re.compile(r"^(?P<arm>[a-z0-9_]+)-x(?P<spread>[0-9.]+)-s(?P<seed>\d+)$")
 ENDPOINTS = ("key_relay_rate", "reward_mean")
 
 
 @dataclass
-class Run:
-    arm: str
+class Run(SeedRun):
     spread: str
-    seed: int
-    records: list[dict]
-
-    def curve(self, key: str, steps: int) -> list[float]:
-        return [float(r.get(key, 0.0)) for r in self.records[:steps]]
 
 
 def load_runs(root: Path) -> list[Run]:
-    runs = [Run(m["arm"], m["spread"], int(m["seed"]), records) for m, _, records in runs_named(root, RUN_NAME)]
+    runs = [Run(arm=m["arm"], seed=int(m["seed"]), records=records, spread=m["spread"])
+            for m, _, records in runs_named(root, RUN_NAME)]
     if not runs:
         raise UsageError(f"{root} holds no run named <arm>-x<spread>-s<seed> with metrics",
                          "run scripts/experiment_credit.sh relay first, or pass its ROOT")

@@ -37,25 +37,20 @@ from atrl.errors import UsageError
 from atrl.eval.breakdown import count_later_turns
 from atrl.eval.report import load_episodes
 from atrl.rl.experiment_stats import bootstrap_ci, cluster_bootstrap_ci, curve_area, permutation_test
-from atrl.rl.run_records import runs_named, seed_band
+from atrl.rl.run_records import SeedRun, runs_named, seed_band
 
 RUN_NAME = re.compile(r"^t3-(?P<arm>[a-z0-9_]+)-s(?P<seed>\d+)$")
 EVAL_NAME = re.compile(r"^(?P<arm>[a-z0-9_]+)-s(?P<seed>\d+)-step(?P<step>\d+)$")
 
 
 @dataclass
-class Run:
-    arm: str
-    seed: int
+class Run(SeedRun):
     path: Path
-    records: list[dict]
-
-    def curve(self, key: str, steps: int) -> list[float]:
-        return [float(r.get(key, 0.0)) for r in self.records[:steps]]
 
 
 def load_runs(root: Path) -> list[Run]:
-    runs = [Run(m["arm"], int(m["seed"]), path, records) for m, path, records in runs_named(root, RUN_NAME)]
+    runs = [Run(arm=m["arm"], seed=int(m["seed"]), records=records, path=path)
+            for m, path, records in runs_named(root, RUN_NAME)]
     if not runs:
         raise UsageError(f"{root} holds no run named t3-<arm>-s<seed> with metrics",
                          "run scripts/experiment_credit.sh tier3 first, or pass its ROOT")

@@ -91,11 +91,16 @@ def test_ray_verdicts_equal_the_in_process_harness(judges):
     assert sorted(judges.stats.per_member) == [0, 1]
 
 
+def _sleeping_fleet(name: str) -> tuple[FleetOptions, RayHarness]:
+    """Two one-worker actors whose runner sleeps as each candidate's mark says (`ray_runners`)."""
+    fleet = FleetOptions(name=name, actors=2)
+    return fleet, RayHarness(backend="interpreter", workers=1, use_cache=False, fleet=fleet,
+                             runner="ray_runners:run", runner_sys_path=(str(HERE),))
+
+
 def test_an_actor_killed_mid_run_loses_no_verdict(cluster):
     relu = get_task("builtin/relu")
-    fleet = FleetOptions(name="doomed", actors=2)
-    harness = RayHarness(backend="interpreter", workers=1, use_cache=False, fleet=fleet,
-                         runner="ray_runners:run", runner_sys_path=(str(HERE),))
+    fleet, harness = _sleeping_fleet("doomed")
     try:
         pids = {m.pid for m in harness.fleet.members}
         futures = [harness.submit(relu, marked(relu.solution, 0.4, i)) for i in range(8)]
@@ -127,9 +132,7 @@ def test_a_worker_killed_with_its_actor_is_no_verdict_on_the_candidate(cluster):
     import psutil
 
     relu = get_task("builtin/relu")
-    fleet = FleetOptions(name="racing", actors=2)
-    harness = RayHarness(backend="interpreter", workers=1, use_cache=False, fleet=fleet,
-                         runner="ray_runners:run", runner_sys_path=(str(HERE),))
+    fleet, harness = _sleeping_fleet("racing")
     try:
         futures = [harness.submit(relu, marked(relu.solution, 8.0, i)) for i in range(2)]
         deadline = time.monotonic() + 60
