@@ -23,7 +23,9 @@ READY = CONFIG.exists() and importlib.util.find_spec("atrl.cli.train") is not No
 
 
 def _command(out: Path) -> list[str]:
-    return [sys.executable, "-m", "atrl", "train", "--config", str(CONFIG), "--out", str(out)]
+    # 6 steps, a checkpoint every 2: the kill lands before or after the first checkpoint
+    return [sys.executable, "-m", "atrl", "train", "--config", str(CONFIG), "--set", "steps=6",
+            "--set", "save_every=2", "--out", str(out)]
 
 
 def _steps(out: Path) -> list[int]:
