@@ -75,17 +75,25 @@ def test_an_adapter_loads_its_base_with_the_config_saved_beside_it(tmp_path):
     assert policy.model.config.rms_norm_eps == 0.125
 
 
-def test_gguf_name_maps_are_built_once_per_argument_while_loading_and_the_original_comes_back():
+def test_a_gguf_file_is_parsed_once_and_its_name_maps_built_once_while_loading_and_the_originals_come_back(tmp_path):
     import gguf
 
-    from atrl.policy.hf import gguf_name_maps_cached
+    from atrl.policy.hf import gguf_parsed_once
 
-    original = gguf.get_tensor_name_map
+    path = tmp_path / "tiny.gguf"
+    writer = gguf.GGUFWriter(str(path), "llama")
+    writer.add_block_count(2)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.close()
+    original_map, original_reader = gguf.get_tensor_name_map, gguf.GGUFReader
     arch = next(iter(gguf.MODEL_ARCH_NAMES))
-    with gguf_name_maps_cached():
+    with gguf_parsed_once():
         assert gguf.get_tensor_name_map(arch, 2) is gguf.get_tensor_name_map(arch, 2)
-    assert gguf.get_tensor_name_map is original
+        assert gguf.GGUFReader(path) is gguf.GGUFReader(str(path)) is gguf.GGUFReader(tmp_path / "." / "tiny.gguf")
+    assert gguf.get_tensor_name_map is original_map and gguf.GGUFReader is original_reader
     assert gguf.get_tensor_name_map(arch, 2) is not gguf.get_tensor_name_map(arch, 2)
+    assert gguf.GGUFReader(path) is not gguf.GGUFReader(path)
 
 
 def test_loading_a_model_hides_transformers_progress_bars_and_restores_them():

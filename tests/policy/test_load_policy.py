@@ -47,9 +47,14 @@ def test_default_model_without_its_package_names_the_package(monkeypatch):
         load_policy("smollm2-135m")
 
 
+@pytest.fixture(scope="module")
+def smollm2_base():
+    return load_policy("smollm2-135m")  # loaded once for the module (a GGUF parse: about 30 s on 2 cores)
+
+
 @pytest.mark.slow
-def test_base_spec_loads_smollm2_from_the_installed_gguf():
-    policy = load_policy("smollm2-135m")
+def test_base_spec_loads_smollm2_from_the_installed_gguf(smollm2_base):
+    policy = smollm2_base
     assert policy.name == "smollm2-135m"
     assert sum(p.numel() for p in policy.model.parameters()) > 100_000_000
     assert policy.render([Message("user", "hi")], add_generation_prompt=True).endswith("<|im_start|>assistant\n")
@@ -71,10 +76,10 @@ def test_the_shipped_adapter_names_its_base_by_spec_and_no_machine_path():
 
 
 @pytest.mark.slow
-def test_default_spec_is_smollm2_with_the_shipped_adapter_merged():
+def test_default_spec_is_smollm2_with_the_shipped_adapter_merged(smollm2_base):
     import torch
 
-    default, base = load_policy(), load_policy("smollm2-135m")
+    default, base = load_policy(), smollm2_base
     assert default.name == "smollm2-135m-triton"
     ids = torch.tensor([base.tokenizer.encode("import triton")])
     with torch.no_grad():
