@@ -72,9 +72,13 @@ def gguf_parsed_once() -> Iterator[None]:
         return
     originals = {name: getattr(gguf, name) for name in ("get_tensor_name_map", "GGUFReader") if hasattr(gguf, name)}
     patched = {name: functools.lru_cache(maxsize=None)(original) for name, original in originals.items()}
-    if "GGUFReader" in patched:  # one reader per file, however its path is spelled
-        cached_reader = patched["GGUFReader"]
-        patched["GGUFReader"] = lambda path, *args, **kwargs: cached_reader(str(Path(path).resolve()), *args, **kwargs)
+    if "GGUFReader" in patched:
+        reader_per_path = patched["GGUFReader"]
+
+        def reader_per_file(path, *args, **kwargs):  # however the file's path is spelled
+            return reader_per_path(str(Path(path).resolve()), *args, **kwargs)
+
+        patched["GGUFReader"] = reader_per_file
     for name, cached in patched.items():
         setattr(gguf, name, cached)
     try:
