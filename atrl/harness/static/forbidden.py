@@ -227,6 +227,20 @@ ALLOWED_DUNDERS = frozenset({"__init__", "__name__", "__doc__", "__future__"})
 FRAME_ATTRIBUTES = frozenset({"f_back", "f_globals", "f_locals", "f_builtins", "f_code", "tb_frame",
                               "tb_next", "gi_frame", "cr_frame", "ag_frame", "co_code"})  # fmt: skip
 SUBCLASS_HOOKS = frozenset({"__torch_function__", "__torch_dispatch__"})
+# Routes by which code runs, or tensor memory is read or written, where the harness's recorder cannot
+# see it: hooks the launcher calls with the kernel's arguments, NumPy views of tensor memory,
+# element-wise Python callbacks, and the accessors of the recorder's own dispatch stack. No kernel
+# needs them; found anywhere, whatever the object.
+HIDDEN_COMPUTE_ATTRIBUTES: dict[str, tuple[str, str]] = {
+    "add_pre_run_hook": ("static:monkeypatch", "compute inside the kernel, not in a hook the launcher runs"),
+    "pre_run_hooks": ("static:monkeypatch", "compute inside the kernel, not in a hook the launcher runs"),
+    "from_dlpack": ("static:pytorch-compute", "read tensors inside Triton kernels (tl.load), not through NumPy views"),
+    "apply_": ("static:pytorch-compute", "compute element-wise inside a Triton kernel"),
+    "map_": ("static:pytorch-compute", "compute element-wise inside a Triton kernel"),
+    "map2_": ("static:pytorch-compute", "compute element-wise inside a Triton kernel"),
+    "_get_dispatch_stack_at": ("static:monkeypatch", _DISPATCH_INSTEAD),
+    "_len_torch_dispatch_stack": ("static:monkeypatch", _DISPATCH_INSTEAD),
+}
 
 
 def forbidden_rule(qualname: str) -> tuple[str, str] | None:

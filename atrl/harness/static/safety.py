@@ -23,6 +23,7 @@ from atrl.harness.static.forbidden import (
     ALWAYS,
     BUILTINS,
     FRAME_ATTRIBUTES,
+    HIDDEN_COMPUTE_ATTRIBUTES,
     STAR_IMPORTABLE,
     SUBCLASS_HOOKS,
     forbidden_rule,
@@ -116,6 +117,9 @@ def _check_attribute(node: ast.Attribute, aliases: Aliases) -> list[Violation]:
     if node.attr in FRAME_ATTRIBUTES:
         return [violation("static:introspection", node, f"frame attribute `.{node.attr}`",
                           "do not inspect the caller's frames")]
+    if node.attr in HIDDEN_COMPUTE_ATTRIBUTES:
+        rule, instead = HIDDEN_COMPUTE_ATTRIBUTES[node.attr]
+        return [violation(rule, node, f"`.{node.attr}`", instead)]
     name = aliases.qualname(node)
     # Report a forbidden chain once, at its outermost forbidden prefix: `os.environ.get` is reported
     # at `os.environ`, so skip this node when its parent chain would already be reported.
@@ -142,6 +146,9 @@ def _check_call(node: ast.Call, aliases: Aliases) -> list[Violation]:
         elif (on_module and not (literal and func.id == "hasattr")) or (not literal and func.id != "hasattr"):
             found.append(violation("static:dynamic-code", node, f"`{func.id}` with a computed name or on a module",
                                    "access attributes directly by name"))
+        elif literal and str(node.args[1].value) in HIDDEN_COMPUTE_ATTRIBUTES:  # type: ignore[attr-defined]
+            rule, instead = HIDDEN_COMPUTE_ATTRIBUTES[str(node.args[1].value)]  # type: ignore[attr-defined]
+            found.append(violation(rule, node, f"`{func.id}` of `{node.args[1].value}`", instead))  # type: ignore[attr-defined]
         elif literal and str(node.args[1].value).startswith("__"):  # type: ignore[attr-defined]
             found.append(violation("static:dynamic-code", node, f"`{func.id}` of a dunder attribute",
                                    "use the object's public attributes"))
