@@ -45,6 +45,9 @@ CHEATS = {
     "a Python callback over two tensors": ("", "y.copy_(x).map_(x, lambda a, b: a * b)", "static:pytorch-compute"),
     "the recorder taken off the dispatch stack": (
         "", "torch._C._get_dispatch_stack_at(torch._C._len_torch_dispatch_stack() - 1)", "static:monkeypatch"),
+    "torch.Tensor patched through type()": ("_T = type(torch.empty(0))\n_T.sum = lambda self, *a, **k: 0", "pass",
+                                             "static:monkeypatch"),
+    "a tensor method called through type()": ("", "y = type(x).relu(x)", "static:monkeypatch"),
 }
 
 

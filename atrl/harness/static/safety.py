@@ -152,6 +152,11 @@ def _check_call(node: ast.Call, aliases: Aliases) -> list[Violation]:
         elif literal and str(node.args[1].value).startswith("__"):  # type: ignore[attr-defined]
             found.append(violation("static:dynamic-code", node, f"`{func.id}` of a dunder attribute",
                                    "use the object's public attributes"))
+    if isinstance(func, ast.Name) and func.id == "type" and len(node.args) == 1:
+        # `type(x)` hands over torch.Tensor (or a harness class) under a name the monkeypatch and
+        # compute rules cannot follow: `T = type(x); T.sum = ...` or `T.relu(x)`.
+        found.append(violation("static:monkeypatch", node, "`type(...)` of an object",
+                               "call tensor methods by name; do not reach classes through type()"))
     if isinstance(func, ast.Attribute) and func.attr == "tofile":
         found.append(violation("static:file-access", node, "`.tofile()`", "keep all data in tensors"))
     if isinstance(func, ast.Attribute) and func.attr in ("as_subclass", "_make_subclass", "_make_wrapper_subclass"):
