@@ -171,6 +171,17 @@ def test_pytorch_compute_off_the_data_path_is_not_counted():
     assert judged(forward, [X], STRICT, RELU_WORK)[0] is None
 
 
+def test_a_fill_with_a_tensor_value_carries_that_value_onto_the_path():
+    def forward(x):
+        y = triton_relu(x)
+        total = torch.relu(x).sum()  # PyTorch computes the result, a fill hands it over
+        return y[:1, :1].fill_(total)
+
+    failure, _ = judged(forward, [X], STRICT, RELU_WORK)
+    assert failure is not None and failure.error_class == "correctness:pytorch-compute"
+    assert "aten.sum" in failure.message or "aten.relu" in failure.message
+
+
 def test_a_value_read_to_the_host_counts_as_on_the_path():
     def forward(x):
         peak = float(x.abs().max())  # PyTorch compute that reaches the kernel as a Python scalar

@@ -74,6 +74,8 @@ CONSTANT_OPS = frozenset({
     "zero_", "scalar_tensor", "arange", "linspace", "logspace", "eye", "rand", "rand_like", "randn",
     "randn_like", "randint", "randint_like", "randperm", "normal_", "uniform_", "random_",
 })
+# Constant ops whose value may be a tensor (`fill_.Tensor`): they read that value, not their target
+FILL_OPS = frozenset({"fill", "fill_"})
 # Ops that change a tensor's size and keep its data (a same-size `resize_` is a no-op on the data):
 # the storage keeps its writers, and moves them along when it is reallocated to grow
 RESIZE_OPS = frozenset({"resize_", "resize_as_"})
@@ -373,7 +375,12 @@ class ProvenanceRecorder(TorchDispatchMode):
         written_ids = {id(t) for t in written}
         kind = "constant" if name in CONSTANT_OPS else "copy" if name in COPY_OPS else "torch"
         reads_written = kind == "torch" and name.endswith("_")
-        read = [t for t in inputs if id(t) not in written_ids or reads_written] if kind != "constant" else []
+        if kind != "constant":
+            read = [t for t in inputs if id(t) not in written_ids or reads_written]
+        elif name in FILL_OPS:  # `fill_(t)` with a tensor value: that value is data in
+            read = _tensors(tree_flatten((args[1:], kwargs))[0])
+        else:
+            read = []
         deps = [e for t in read for e in self._sources(t)]
         out = func(*args, **kwargs)
         outputs = _tensors(tree_flatten(out)[0])
