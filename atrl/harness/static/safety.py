@@ -137,8 +137,9 @@ def _check_call(node: ast.Call, aliases: Aliases) -> list[Violation]:
     found: list[Violation] = []
     if isinstance(func, ast.Name) and func.id in ("getattr", "setattr", "delattr", "hasattr"):
         target = node.args[0] if node.args else None
-        literal = len(node.args) > 1 and isinstance(node.args[1], ast.Constant) and isinstance(
-            node.args[1].value, str)
+        second = node.args[1] if len(node.args) > 1 else None
+        name = second.value if isinstance(second, ast.Constant) and isinstance(second.value, str) else None
+        literal = name is not None
         on_module = target is not None and aliases.is_module_object(target)
         if func.id in ("setattr", "delattr") and on_module:
             found.append(violation("static:monkeypatch", node, f"`{func.id}` on a module",
@@ -146,10 +147,10 @@ def _check_call(node: ast.Call, aliases: Aliases) -> list[Violation]:
         elif (on_module and not (literal and func.id == "hasattr")) or (not literal and func.id != "hasattr"):
             found.append(violation("static:dynamic-code", node, f"`{func.id}` with a computed name or on a module",
                                    "access attributes directly by name"))
-        elif literal and str(node.args[1].value) in HIDDEN_COMPUTE_ATTRIBUTES:  # type: ignore[attr-defined]
-            rule, instead = HIDDEN_COMPUTE_ATTRIBUTES[str(node.args[1].value)]  # type: ignore[attr-defined]
-            found.append(violation(rule, node, f"`{func.id}` of `{node.args[1].value}`", instead))  # type: ignore[attr-defined]
-        elif literal and str(node.args[1].value).startswith("__"):  # type: ignore[attr-defined]
+        elif name is not None and name in HIDDEN_COMPUTE_ATTRIBUTES:
+            rule, instead = HIDDEN_COMPUTE_ATTRIBUTES[name]
+            found.append(violation(rule, node, f"`{func.id}` of `{name}`", instead))
+        elif name is not None and name.startswith("__"):
             found.append(violation("static:dynamic-code", node, f"`{func.id}` of a dunder attribute",
                                    "use the object's public attributes"))
     if isinstance(func, ast.Name) and func.id == "type" and len(node.args) == 1:
