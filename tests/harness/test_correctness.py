@@ -329,3 +329,79 @@ def test_a_device_side_cache_keyed_by_signs_fails_the_timed_calls(load, monkeypa
     cheat = (Path(__file__).parents[1] / "adversarial" / "candidates" / "timed_cache_sign_key_matmul.py").read_text()
     failure = timed_failure(task, load(task, cheat, "small"), monkeypatch)
     assert failure is not None and failure.error_class == "correctness:timed-output"
+
+
+_BATCHNORM_TASK = Task(id="test/batchnorm", suite="test", name="batchnorm", level=1, source="""
+import torch
+import torch.nn as nn
+
+ROWS, CHANNELS = 64, 16
+
+
+class Model(nn.Module):
+    def __init__(self, channels):
+        super().__init__()
+        self.bn = nn.BatchNorm1d(channels)
+
+    def forward(self, x):
+        return self.bn(x)
+
+
+def get_inputs():
+    return [torch.randn(ROWS, CHANNELS) * 3 + 2]
+
+
+def get_init_inputs():
+    return [CHANNELS]
+""")
+
+_BATCHNORM_CANDIDATE = """
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def batchnorm_kernel(x_ptr, y_ptr, w_ptr, b_ptr, rows, channels, eps, BATCH_STATS: tl.constexpr,
+                     BLOCK: tl.constexpr):
+    c = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < rows
+    x = tl.load(x_ptr + offs * channels + c, mask=mask, other=0.0)
+    if BATCH_STATS:
+        mean = tl.sum(x, axis=0) / rows
+        diff = tl.where(mask, x - mean, 0.0)
+        var = tl.sum(diff * diff, axis=0) / rows
+    else:  # the running statistics of a fresh BatchNorm: mean 0, variance 1
+        mean = 0.0
+        var = 1.0
+    y = (x - mean) / tl.sqrt(var + eps) * tl.load(w_ptr + c) + tl.load(b_ptr + c)
+    tl.store(y_ptr + offs * channels + c, y, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, channels):
+        super().__init__()
+        self.bn = nn.BatchNorm1d(channels)
+
+    def forward(self, x):
+        x = x.contiguous()
+        y = torch.empty_like(x)
+        rows, channels = x.shape
+        batchnorm_kernel[(channels,)](x, y, self.bn.weight, self.bn.bias, rows, channels, self.bn.eps,
+                                      BATCH_STATS={batch_stats}, BLOCK=triton.next_power_of_2(rows))
+        return y
+"""
+
+
+def test_batchnorm_is_judged_in_training_mode_as_kernelbench_runs_it(load):
+    """KernelBench calls Model(...) and runs it as constructed, in training mode, so BatchNorm
+    normalises with the batch's own statistics: that Triton BatchNorm passes, one that uses the
+    running statistics (eval mode) fails."""
+    batch_stats = load(_BATCHNORM_TASK, _BATCHNORM_CANDIDATE.format(batch_stats=True))
+    assert batch_stats.reference.training
+    assert correctness_failure(_BATCHNORM_TASK, batch_stats) is None
+    running_stats = load(_BATCHNORM_TASK, _BATCHNORM_CANDIDATE.format(batch_stats=False))
+    failure = correctness_failure(_BATCHNORM_TASK, running_stats)
+    assert failure is not None and failure.error_class == "correctness:mismatch"

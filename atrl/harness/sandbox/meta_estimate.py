@@ -93,7 +93,7 @@ def estimate_module(task_module: types.ModuleType, multi_case: bool, dtype: torc
         with META:
             init = list(task_module.get_init_inputs())
             model = task_module.Model(*init)
-        model = model.to(device=META, dtype=dtype).eval()
+        model = model.to(device=META, dtype=dtype)
         parameters, parameters64 = _model_bytes(model)
         model64 = copy.deepcopy(model).double()  # meta tensors: the copy allocates nothing
         outputs = outputs64 = temporaries = temporaries64 = output_elements = 0

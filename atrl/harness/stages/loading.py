@@ -123,6 +123,8 @@ def build_models(task_module: types.ModuleType, candidate_module: types.ModuleTy
     if not isinstance(candidate, nn.Module):
         raise StageFailure("compile:error", "ModelNew(...) is not a torch.nn.Module")
     # Module.to(dtype) casts floating parameters and buffers only; integer buffers keep theirs.
-    reference = reference.to(device=device, dtype=dtype).eval()
-    candidate = candidate.to(device=device, dtype=dtype).eval()
+    # Both stay in the mode their constructors left (training), as KernelBench runs them: BatchNorm
+    # normalises with the batch's statistics there, and its tasks' dropouts have p = 0.
+    reference = reference.to(device=device, dtype=dtype)
+    candidate = candidate.to(device=device, dtype=dtype)
     return reference, candidate, init_inputs
