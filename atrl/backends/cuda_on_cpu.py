@@ -7,7 +7,7 @@ ran and the verdict would say nothing about the kernel. Inside the judge, `CudaO
 idioms mean what they mean on a GPU whose tensors are the CPU's: `.cuda()` of a tensor returns it
 (on a GPU the judged tensors are already there), a CUDA device in `device=` or `.to(...)` is the
 CPU, and `is_cuda` is true. On a torch without CUDA, where these calls can only fail,
-`torch.cuda.synchronize()` waits for nothing (CPU work is synchronous), `torch.cuda.current_device()`
+`torch.cuda.is_available()` is true for the candidate's own code, `torch.cuda.synchronize()` waits for nothing (CPU work is synchronous), `torch.cuda.current_device()`
 is 0 of `torch.cuda.device_count()` 1, `with torch.cuda.device(...)` selects nothing, and `torch.cuda.get_device_properties(...)` describes an H100-class GPU (its SM count sizes
 persistent grids). Nothing else changes: no kernel, no PyTorch op and no check of the judge sees a
 different tensor. What it does not map (other `torch.cuda.*` calls, `x.device.type == "cuda"`)
@@ -17,6 +17,9 @@ still fails, with a hint (`atrl.harness.stages.judge.CPU_DEVICE_HINT`).
 from __future__ import annotations
 
 import contextlib
+import sys
+import sysconfig
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -47,7 +50,20 @@ GPU_PROPERTIES = SimpleNamespace(name="CPU standing in for a CUDA GPU", major=ST
                                  multi_processor_count=STAND_IN_GPU["multiprocessor_count"], total_memory=80 * 2**30,
                                  warp_size=STAND_IN_GPU["warpSize"], max_threads_per_multi_processor=2048,
                                  shared_memory_per_block_optin=STAND_IN_GPU["max_shared_mem"], L2_cache_size=50 * 2**20)
-_CUDA_CALLS = {"synchronize": lambda device=None: None, "current_device": lambda: 0,
+_LIBRARY_ROOTS = tuple(dict.fromkeys(
+    [sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")]
+    + [str(Path(__file__).resolve().parents[1])]))  # the atrl package: the judge's own calls
+
+
+def _is_available() -> bool:
+    """`torch.cuda.is_available()`: true for the candidate's code (`if not torch.cuda.is_available():
+    raise ...` guards a GPU answer), false for the judge's and the libraries' own calls, which must
+    not try CUDA functions this torch lacks."""
+    caller = str(Path(sys._getframe(1).f_code.co_filename).resolve())
+    return not caller.startswith(_LIBRARY_ROOTS)
+
+
+_CUDA_CALLS = {"synchronize": lambda device=None: None, "current_device": lambda: 0, "is_available": _is_available,
                "get_device_properties": lambda device=None: GPU_PROPERTIES, "device_count": lambda: 1,
                # `with torch.cuda.device(x.device):` around a launch (Triton's tutorials): one device, nothing to select
                "device": lambda device=None: contextlib.nullcontext()}

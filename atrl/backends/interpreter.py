@@ -38,13 +38,14 @@ class InterpreterBackend(Backend):
         give `@triton.autotune` a benchmarker (see `benchmark_autotune_on_cpu`), run libdevice
         calls (`atrl.backends.interpreter_libdevice`) and answer host code that asks Triton's
         driver for the device (`atrl.backends.interpreter_driver`)."""
-        from atrl.backends.interpreter_driver import install_stand_in_driver
+        from atrl.backends.interpreter_driver import install_stand_in_driver, install_warmup_handles
         from atrl.backends.interpreter_libdevice import enable_libdevice
 
         emulate_tf32_dot()
         benchmark_autotune_on_cpu()
         enable_libdevice()
         install_stand_in_driver()
+        install_warmup_handles()
 
     def judging_context(self) -> AbstractContextManager:
         """Code written for a GPU (`.cuda()`, `device="cuda"`, `assert x.is_cuda`, as KernelBench's

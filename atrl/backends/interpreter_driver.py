@@ -9,10 +9,17 @@ the torch device is the CPU (where the judged tensors live), the target and the 
 properties are an H100-class GPU's (the kernels are judged as GPU kernels; nothing is compiled
 for that target), benchmarks use the host clock. Anything else a real driver offers is absent and
 fails by its name.
+
+Triton's fused-softmax tutorial also compiles ahead, `kernel = softmax_kernel.warmup(...)`, reads
+`kernel.n_regs` and `kernel.metadata.shared` to size a persistent grid, and launches
+`kernel[grid](...)` with every parameter positional. The interpreter's `warmup` returns nothing;
+`install_warmup_handles` makes it return a `CompiledKernelStandIn`: nothing compiled, so it reports
+`STAND_IN_REGISTERS` registers, no spills and no shared memory, and its launch is the kernel's own.
 """
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import torch
@@ -74,3 +81,50 @@ def install_stand_in_driver() -> None:
         driver.active  # noqa: B018 - creates the real driver when there is one
     except RuntimeError:
         driver.set_active(CpuStandInDriver())
+
+
+# What a compiled kernel reports on the stand-in GPU, where nothing is compiled: a modest register
+# count (an H100 gives each thread up to 255) and no spills; the tutorial sizes its grid from it.
+STAND_IN_REGISTERS = 32
+
+
+class CompiledKernelStandIn:
+    """What `kernel.warmup(...)` returns on the interpreter: the attributes Triton's tutorials read
+    from a `CompiledKernel`, and `handle[grid](*args)` launching the kernel itself (constexpr
+    values given to `warmup` fill the parameters the launch leaves out)."""
+
+    def __init__(self, kernel: Any, options: dict[str, Any]) -> None:
+        self.kernel = kernel
+        self.constants = {k: v for k, v in options.items() if k in kernel.arg_names}
+        self.n_regs, self.n_spills, self.n_max_threads = STAND_IN_REGISTERS, 0, 1024
+        self.metadata = SimpleNamespace(shared=0, num_warps=options.get("num_warps", 4),
+                                        num_stages=options.get("num_stages", 3), num_ctas=1,
+                                        name=kernel.__name__)
+
+    def _init_handles(self) -> None:
+        """Loading the binary onto the device: nothing to load on the interpreter."""
+
+    def __getitem__(self, grid: Any):
+        def launch(*args: Any, **kwargs: Any) -> Any:
+            rest = {name: self.constants[name] for name in self.kernel.arg_names[len(args):]
+                    if name in self.constants and name not in kwargs}
+            return self.kernel.run(*args, grid=grid, warmup=False, **rest, **kwargs)
+
+        return launch
+
+
+def install_warmup_handles() -> None:
+    """Make the interpreter's `kernel.warmup(...)` return a `CompiledKernelStandIn`. Idempotent."""
+    from triton.runtime.interpreter import InterpretedFunction
+
+    original = InterpretedFunction.run
+    if getattr(original, "_atrl_warmup_handle", False):
+        return
+
+    def run(self, *args, grid, warmup, **kwargs):
+        if warmup:
+            return CompiledKernelStandIn(self, kwargs)
+        return original(self, *args, grid=grid, warmup=warmup, **kwargs)
+
+    run._atrl_warmup_handle = True  # type: ignore[attr-defined]
+    InterpretedFunction.run = run

@@ -28,6 +28,16 @@ def test_mismatch_feedback_leads_with_class_then_message_stats_and_fix():
     assert "Fix: " + FIX_HINTS["correctness:mismatch"] in text
 
 
+def test_the_headline_says_what_went_wrong_not_only_the_stage():
+    wrong = feedback_text(_verdict(stage="correctness", ok=False, error_class="correctness:mismatch",
+                                   message="output differs"))
+    slow = feedback_text(_verdict(stage="correctness", ok=False, error_class="timeout",
+                                  message="the correctness stage ran past its 60 s wall-clock limit"))
+    assert wrong.startswith("FAILED at correctness (wrong result)")
+    assert slow.startswith("FAILED at correctness (ran out of time): timeout")
+    assert "wrong result" not in slow
+
+
 def test_success_on_timed_backend_reports_speedup_and_where_time_goes():
     timing = Timing(candidate_ms=0.5, reference_ms=1.0, speedup=2.0, coverage=0.78,
                     kernels=[{"name": "_matmul_kernel", "ms": 0.39, "share": 0.78, "triton": True},

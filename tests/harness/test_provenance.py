@@ -306,6 +306,35 @@ def test_a_small_python_constant_is_not_untracked():
     assert judged(forward, [X], STRICT, RELU_WORK)[0] is None
 
 
+def test_shape_arithmetic_on_python_values_is_not_pytorch_compute():
+    def forward(x):
+        rows = int(torch.tensor(x.shape[:1]).prod().item())  # the product of a shape, in PyTorch
+        return triton_relu(x, n=rows * x.shape[1])
+
+    assert judged(forward, [X], STRICT, RELU_WORK)[0] is None
+
+
+@pytest.mark.parametrize("forward", [
+    lambda x: triton_relu(x) * torch.tensor([2.0]),  # Python values meet tensor data
+    lambda x: triton_relu(x) + torch.arange(x.shape[1], dtype=x.dtype) * 0.0,  # a constant, not Python values
+])
+def test_compute_with_python_values_on_tensor_data_is_still_pytorch_compute(forward):
+    failure, _ = judged(forward, [X], STRICT, RELU_WORK)
+    assert failure is not None and failure.error_class == "correctness:pytorch-compute"
+
+
+def test_a_result_computed_from_python_values_alone_is_untracked_data():
+    values = X.relu().flatten().tolist()
+
+    def forward(x):  # the result itself, carried by Python values and finished by PyTorch
+        out = torch.empty_like(x)
+        triton_relu((torch.tensor(values) * 1.0).view(x.shape), out)
+        return out
+
+    failure, _ = judged(forward, [X], STRICT, RELU_WORK)
+    assert failure is not None and failure.error_class == "correctness:untracked-data"
+
+
 def test_an_output_no_triton_launch_wrote_fails():
     cached = triton_relu(X)
 

@@ -86,7 +86,16 @@ FIX_HINTS: dict[str, str] = {
 
 _STAGE_WORDS = {
     "format": "no code found", "static": "rejected before running", "compile": "failed to compile/run",
-    "correctness": "wrong result", "profile": "failed while being timed",
+    "correctness": "checked against the reference", "profile": "failed while being timed",
+}
+# What went wrong, where the stage alone would mislead (a timeout in the correctness stage is no wrong result)
+_ERROR_WORDS = {
+    "timeout": "ran out of time", "crash": "the process died", "out-of-memory": "ran out of memory",
+    "correctness:runtime-error": "raised an error",
+    **{error: "wrong result" for error in ("correctness:shape", "correctness:dtype", "correctness:mismatch",
+                                           "correctness:nan", "correctness:precision", "correctness:wide-inputs",
+                                           "correctness:input-mutation", "correctness:timed-output",
+                                           "correctness:output-type", "correctness:cached-output")},
 }
 
 
@@ -96,7 +105,7 @@ def _headline(verdict: Verdict) -> str:
     error = verdict.error_class or "unknown"
     meaning = FAILURE_CLASSES.get(error, error)
     where = f" (line {verdict.line})" if verdict.line is not None else ""
-    stage = _STAGE_WORDS.get(verdict.stage, verdict.stage)
+    stage = _ERROR_WORDS.get(error) or _STAGE_WORDS.get(verdict.stage, verdict.stage)
     hack = " This is a disallowed shortcut." if verdict.reward_hack or error in REWARD_HACK_RULES else ""
     if verdict.diagnosis:
         meaning = f"likely cause: {verdict.diagnosis['summary']}"

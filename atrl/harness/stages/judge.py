@@ -124,10 +124,11 @@ def _record_unexpected(verdict: Verdict, exc: BaseException, stage: str, candida
 
 # A compile-stage error that names CUDA on a backend whose tensors live on the CPU (the interpreter,
 # Ascend without an NPU) comes from code written for a GPU that the interpreter does not map
-# (atrl.backends.cuda_on_cpu maps `device="cuda"`, `.cuda()`, `x.is_cuda` and three torch.cuda calls):
+# (atrl.backends.cuda_on_cpu maps `device="cuda"`, `.cuda()`, `x.is_cuda` and a few torch.cuda calls):
 # other `torch.cuda.*` calls, `x.device.type == "cuda"`.
 CPU_DEVICE_HINT = ("This backend runs your kernels on the CPU (Triton's interpreter): the inputs are CPU tensors "
-                   "standing in for CUDA tensors. device=\"cuda\", .cuda(), x.is_cuda, torch.cuda.synchronize() and "
+                   "standing in for CUDA tensors. device=\"cuda\", .cuda(), x.is_cuda, torch.cuda.is_available(), "
+                   "torch.cuda.synchronize() and "
                    "torch.cuda.get_device_properties() work as on a GPU; other torch.cuda functions and checks of "
                    "x.device.type do not: allocate with device=x.device.")
 

@@ -10,8 +10,9 @@ data becomes an `Event` of one kind:
 - `triton`: a Triton launch; it reads and may write every tensor argument (the interpreter indeed
   copies every argument's storage back), so it counts as a writer of all of them;
 - `input` / `state`: the forward's inputs and the tensors the module holds when the call starts;
-- `python-constant`: a small tensor built from Python values (`torch.tensor(0.5)`); it counts as
-  `untracked` on the path of an output that has no more elements than it (a result, not a
+- `python-constant`: a small tensor built from Python values (`torch.tensor(0.5)`), or made by a
+  PyTorch op from such tensors alone (`torch.tensor(x.shape[:d]).prod()`: shape arithmetic); it
+  counts as `untracked` on the path of an output that has no more elements than it (a result, not a
   parameter: `torch.tensor([loss])`);
 - `untracked`: data no recorded event produced — a tensor made from numpy or Python values, or
   a buffer whose bytes changed between recorded events (written through a numpy view).
@@ -393,6 +394,15 @@ class ProvenanceRecorder(TorchDispatchMode):
             return out
         if not fresh and not written:
             return out  # a view or alias: same data, nothing made
+        made = sum(t.numel() for t in {id(t): t for t in fresh + written}.values())
+        if kind == "torch" and deps and made <= MAX_CONSTANT_ELEMENTS \
+                and all(self.events[e].kind == "python-constant" for e in deps):
+            # arithmetic on small Python values only (`torch.tensor(x.shape[:d]).prod()`): a Python
+            # constant as well, held to the same limits as the values it came from
+            event = self._add("python-constant", f"aten.{name} on Python values", Work(), deps, elements=made)
+            for tensor in fresh + written:
+                self._write(tensor, event, whole=True)
+            return out
         work = Work()
         if kind in ("torch", "copy"):
             unique = {id(t): t for t in inputs + outputs}.values()

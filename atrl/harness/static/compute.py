@@ -6,6 +6,11 @@ forward's parameters (unless annotated `int`/`float`/`bool`/`str` or defaulting 
 from torch calls returning tensors, from tensor-valued `self.<attr>` (parameters, buffers) or from
 tainted expressions; `LAYER` marks torch callables (an `nn.Linear` attribute, `torch.relu` passed as
 a value). Metadata is clean: `.shape`, `.size()`, `.stride()`, `.numel()`, `.dtype`, `.device`, `len()`.
+`HOST` marks a tensor built by `torch.tensor`/`torch.as_tensor` from clean values (`torch.tensor(x.shape)`):
+computing on it is shape arithmetic, not the task's, so only `TENSOR` is checked; once such a tensor is
+handed to a kernel launch, a user function or any other call that could write into it, or is written
+with tensor data, it becomes `TENSOR`. A Triton kernel's own methods (`kernel.warmup(...)`) return a
+compiled-kernel handle, not tensor data.
 Helper parameters take the union of their call sites' argument taints (to a fixed point); a function
 passed as a value gets tainted parameters, a launch-grid function clean ones.
 
@@ -29,7 +34,7 @@ from atrl.harness.static.common import matches
 from atrl.harness.static.forbidden import forbidden_rule
 from atrl.harness.static.graph import FunctionNode, ModuleIndex, Reach, _own_nodes
 
-TENSOR, LAYER = 1, 2
+TENSOR, LAYER, HOST = 1, 2, 4
 RULE = "static:pytorch-compute"
 INSTEAD = "compute it in a Triton kernel (only allocation, views and shape queries may use torch)"
 
@@ -58,6 +63,10 @@ HOST_BUILTINS = frozenset({"len", "range", "isinstance", "issubclass", "hasattr"
 REDUCING_BUILTINS = frozenset({"sum", "max", "min", "abs", "pow", "round", "sorted", "divmod", "any", "all"})
 COMPUTE_MODULES = ("math", "numpy", "operator", "functools.reduce", "statistics", "cmath")
 CLEAN_ANNOTATIONS = frozenset({"int", "float", "bool", "str"})
+# Torch calls that build a tensor from host values; from clean values the result is `HOST`.
+HOST_BUILDERS = frozenset({"torch.tensor", "torch.as_tensor", "torch.scalar_tensor"})
+# Calls that read a `HOST` tensor without being able to write into it.
+READING_BUILTINS = HOST_BUILTINS | {"int", "float", "bool", "list", "tuple", "min", "max", "abs", "round"}
 
 
 @dataclass
@@ -174,6 +183,31 @@ class ComputeChecker:
             # `holder.append(x)`: the container now holds what was put in (`holder[0].relu()` computes)
             for value in [*node.args, *(k.value for k in node.keywords)]:
                 self._assign(node.func.value, value, env, fn)
+        if isinstance(node, ast.Call):
+            self._expose_host_tensors(node, env, fn)
+
+    def _expose_host_tensors(self, call: ast.Call, env: dict[str, int], fn: FunctionNode) -> None:
+        """A `HOST` tensor that a call could write into (a launch, a user function, an unknown call,
+        a method of its own given tensor data) holds tensor data from then on."""
+        func = call.func
+        name = self.aliases.qualname(func)
+        if isinstance(func, ast.Name) and func.id in READING_BUILTINS and func.id not in env:
+            return
+        if name is not None and matches(name, "torch"):
+            written = [k.value for k in call.keywords if k.arg == "out"]
+        elif isinstance(func, ast.Attribute) and not isinstance(func.value, ast.Subscript) \
+                and self.taint(func.value, env, fn) & HOST and not self._callees(func, fn):
+            written = [func.value] if self._args_taint(call, env, fn) & TENSOR else []
+        else:
+            written = [*call.args, *(k.value for k in call.keywords)]
+        for expr in written:
+            for sub in ast.walk(expr):
+                if isinstance(sub, ast.Name) and env.get(sub.id, 0) & HOST:
+                    env[sub.id] |= TENSOR
+                elif isinstance(sub, ast.Attribute) and _is_self(sub.value) and self.taint(sub, env, fn) & HOST:
+                    cls = self.index.class_of.get(id(fn))
+                    if cls is not None:
+                        self.attr_taint[(cls, sub.attr)] = self.attr_taint.get((cls, sub.attr), 0) | TENSOR
 
     def _assign(self, target: ast.AST, value: ast.expr, env: dict[str, int], fn: FunctionNode,
                 iterate: bool = False) -> None:
@@ -266,7 +300,7 @@ class ComputeChecker:
                 bits |= self.taint(child, env, fn)
             if isinstance(expr, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
                 bits |= self.taint(expr.elt, env, fn)
-            return bits & TENSOR if isinstance(expr, (ast.BinOp, ast.UnaryOp)) else bits
+            return bits & (TENSOR | HOST) if isinstance(expr, (ast.BinOp, ast.UnaryOp)) else bits
         return 0
 
     def _call_taint(self, call: ast.Call, env: dict[str, int], fn: FunctionNode) -> int:
@@ -276,8 +310,15 @@ class ComputeChecker:
         callees = self._callees(func, fn)
         if callees:
             return max(self.returns.get(id(c), 0) for c in callees)
+        if isinstance(func, ast.Attribute) and self._is_kernel(func.value, fn):
+            return 0  # `kernel.warmup(...)`: a compiled-kernel handle
         name = self.aliases.qualname(func)
+        args = self._args_taint(call, env, fn)
         if name is not None and matches(name, "torch"):
+            if args & HOST and not args & (TENSOR | LAYER):
+                return HOST  # a tensor built from, or computed on, host values only
+            if name in HOST_BUILDERS and not args & (TENSOR | LAYER):
+                return HOST
             last = name.split(".")[-1]
             if matches(name, "torch.nn") and last in NN_CONTAINERS:
                 return self._args_taint(call, env, fn)
@@ -292,6 +333,8 @@ class ComputeChecker:
             return self._args_taint(call, env, fn) & TENSOR
         if isinstance(func, ast.Attribute):
             base = self.taint(func.value, env, fn)
+            if base & HOST and not base & (TENSOR | LAYER):
+                return 0 if func.attr in ("item", "tolist") else HOST | (args & TENSOR)
             if base & TENSOR and func.attr in self.allow.methods and not self.allow.methods[func.attr]:
                 return 0
             if base:
@@ -299,6 +342,10 @@ class ComputeChecker:
         if isinstance(func, ast.Name) and func.id in HOST_BUILTINS:
             return 0
         return self._args_taint(call, env, fn) & TENSOR
+
+    def _is_kernel(self, expr: ast.expr, fn: FunctionNode) -> bool:
+        found = self.index.resolve(expr, fn)
+        return bool(found) and all(id(d) in self.index.kernels for d in found)
 
     def _args_taint(self, call: ast.Call, env: dict[str, int], fn: FunctionNode) -> int:
         bits = 0

@@ -12,6 +12,8 @@ from atrl.harness.static.compute import (
     COMPUTE_MODULES,
     CONTAINER_ADDS,
     DTYPE_NAMES,
+    HOST,
+    HOST_BUILDERS,
     INSTEAD,
     LAYER,
     LAYER_SAFE_METHODS,
@@ -88,11 +90,14 @@ def _check_call(ck: ComputeChecker, call: ast.Call, env: dict[str, int], fn: Fun
         func = ast.Attribute(value=func.args[0], attr=str(func.args[1].value), ctx=ast.Load())
         ast.copy_location(func, call)
     name = ck.aliases.qualname(func)
-    args_tainted = bool(ck._args_taint(call, env, fn) & TENSOR)
+    args_taint = ck._args_taint(call, env, fn)
+    args_tainted = bool(args_taint & TENSOR)
     if name is not None:
         if matches(name, "torch"):
             if forbidden_rule(name) or name in ck.allow.functions or name in ck.allow.layers:
                 return
+            if not args_taint & (TENSOR | LAYER) and (args_taint & HOST or name in HOST_BUILDERS):
+                return  # a tensor built from host values, or shape arithmetic on one (`torch.prod(torch.tensor(s))`)
             if matches(name, "torch.Tensor") and name.split(".")[-1] in ck.allow.methods:
                 return
             report(call, f"`{name}(...)` computes with PyTorch")
