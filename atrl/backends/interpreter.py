@@ -35,6 +35,7 @@ class InterpreterBackend(Backend):
 
     def prepare_worker(self) -> None:
         """Make `tl.dot` round fp32 operands to TF32 where the GPU would (see `emulate_tf32_dot`),
+        let scalar arguments bound loops on any NumPy (`scalar_arguments_as_loop_bounds`),
         give `@triton.autotune` a benchmarker (see `benchmark_autotune_on_cpu`), run libdevice
         calls (`atrl.backends.interpreter_libdevice`) and answer host code that asks Triton's
         driver for the device (`atrl.backends.interpreter_driver`)."""
@@ -42,6 +43,7 @@ class InterpreterBackend(Backend):
         from atrl.backends.interpreter_libdevice import enable_libdevice
 
         emulate_tf32_dot()
+        scalar_arguments_as_loop_bounds()
         benchmark_autotune_on_cpu()
         enable_libdevice()
         install_stand_in_driver()
@@ -82,6 +84,32 @@ def emulate_tf32_dot() -> None:
 
     create_dot._atrl_tf32 = True  # type: ignore[attr-defined]
     builder.create_dot = create_dot
+
+
+def scalar_arguments_as_loop_bounds() -> None:
+    """Triton 3.6's interpreter turns a scalar kernel argument used as an index (`for k in range(0,
+    K, BLOCK)`) into an int with `int(array)` of a one-element, one-dimensional array; NumPy 2.5
+    refuses that conversion ("only 0-dimensional arrays can be converted to Python scalars"), so
+    every kernel that loops to a scalar argument failed to run there. Triton 3.9 squeezes the array
+    first; do the same on any version. Idempotent."""
+    from triton.runtime import interpreter
+
+    original = getattr(interpreter, "_patch_lang_tensor", None)
+    if original is None or getattr(original, "_atrl_squeeze", False):
+        return
+
+    def index(self) -> int:
+        return int(self.handle.data.squeeze())
+
+    def patch_lang_tensor(tensor, *scope):
+        original(tensor, *scope)
+        if scope:  # Triton >= 3.6 restores what a scope patched after each launch
+            scope[0].set_attr(tensor, "__index__", index)
+        else:
+            tensor.__index__ = index
+
+    patch_lang_tensor._atrl_squeeze = True  # type: ignore[attr-defined]
+    interpreter._patch_lang_tensor = patch_lang_tensor
 
 
 def cpu_bench(kernel_call, quantiles=None, **_):
