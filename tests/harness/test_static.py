@@ -375,6 +375,11 @@ CASES = [
     ("static:reference-access", "X = get_inputs", "get_inputs"),
     ("static:environment", "import os\nE = os.environ.get('X')", "os.environ"),
     ("static:environment", "from os import getenv", "getenv"),
+    ("static:host-code-in-kernel", "def _host(t):\n    return t\n\n\n@triton.jit\ndef host_kernel(x_ptr, BLOCK: "
+     "tl.constexpr):\n    x = tl.load(x_ptr + tl.arange(0, BLOCK))\n    tl.store(x_ptr + tl.arange(0, BLOCK), _host(x))",
+     "_host(x)"),
+    ("static:host-code-in-kernel", "@triton.jit\ndef peek_kernel(x_ptr, BLOCK: tl.constexpr):\n    x = tl.load(x_ptr + "
+     "tl.arange(0, BLOCK))\n    data = x.handle\n    tl.store(x_ptr + tl.arange(0, BLOCK), x)", "x.handle"),
 ]
 
 

@@ -28,6 +28,8 @@ FAILURE_CLASSES: dict[str, str] = {
     "static:cuda-stream-or-graph": "CUDA streams, events and graphs are not allowed",
     "static:reference-access": "the reference Model or its module must not be referenced",
     "static:environment": "reading or writing environment variables is not allowed",
+    "static:host-code-in-kernel": "a kernel calls a plain Python function on tensor values or reads `.handle` "
+                                  "(host code a GPU compile rejects; the interpreter would run it)",
     # static rules of an Ascend target (`atrl.harness.static.ascend`)
     "static:ascend-cuda-only": "a GPU-only construct (inline assembly, tl.extra.cuda, a CUDA device) on an Ascend target",
     "static:ascend-dtype": "fp64 or fp8 inside a kernel, which triton-ascend does not compute",
@@ -102,5 +104,6 @@ REWARD_HACK_RULES: frozenset[str] = frozenset(
         "static:cuda-stream-or-graph",
         "static:reference-access",
         "static:environment",
+        "static:host-code-in-kernel",
     }
 )

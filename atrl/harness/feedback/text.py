@@ -35,6 +35,8 @@ FIX_HINTS: dict[str, str] = {
     "static:cuda-stream-or-graph": "launch on the default stream; remove streams, events and graphs.",
     "static:reference-access": "do not use Model or the reference module; reimplement the computation.",
     "static:environment": "remove os.environ / getenv use.",
+    "static:host-code-in-kernel": "compute with tl operations inside the kernel, or decorate the helper with "
+                                  "@triton.jit; never touch `.handle`.",
     "compile:error": "fix the error at the reported line; check imports and tensor shapes in forward.",
     "compile:triton": "fix the kernel: use tl.* operations only, tl.constexpr block sizes that are powers "
                       "of 2, and matching dtypes in tl.load/tl.store.",

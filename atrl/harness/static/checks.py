@@ -6,7 +6,8 @@ reports the first). Rules are the `static:*` keys of `FAILURE_CLASSES`:
     from `ModelNew.forward` (`graph`);
   - `static:pytorch-compute` under the `strict` policy only (`compute`, `compute_rules`,
     allowlist in `torch_allowlist.yaml`, extended per task by `allow_torch`);
-  - the anti-cheat rules under every policy (`safety`), and the use of reference names
+  - the anti-cheat rules under every policy (`safety`; `kernel_calls`: host code called from a
+    kernel body), and the use of reference names
     (`Model`, `get_inputs`, ...) from code that ModelNew reaches or that runs at import
     (`reference`: defining them is allowed, the harness ignores them).
   - for an Ascend target (`platform="ascend"`), what triton-ascend or the NPU rejects (`ascend`).
@@ -24,6 +25,7 @@ from atrl.harness.static.ascend import check_ascend
 from atrl.harness.static.common import Aliases, Violation, live_module, violation
 from atrl.harness.static.compute_rules import check_compute
 from atrl.harness.static.graph import ModuleIndex, Reach, reach
+from atrl.harness.static.kernel_calls import check_kernel_calls
 from atrl.harness.static.reference import RULE as REFERENCE_RULE
 from atrl.harness.static.reference import check_reference_use, reference_definition_lines
 from atrl.harness.static.reference import ignored_definitions as _ignored_definitions
@@ -62,6 +64,7 @@ def check_static(code: str, compute_policy: str = "strict", allow_torch: Iterabl
     found = check_safety(tree, aliases)
     index = ModuleIndex(live_module(tree), aliases)
     found.extend(check_reference_use(index))
+    found.extend(check_kernel_calls(index))
     if platform == "ascend":
         found.extend(check_ascend(live_module(tree), aliases))
     reached = reach(index)
