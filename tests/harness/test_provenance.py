@@ -241,6 +241,20 @@ def test_a_gemm_kept_in_pytorch_with_its_epilogue_in_triton_passes_partial():
     assert failure is not None and failure.error_class == "correctness:pytorch-compute"
 
 
+def test_a_library_exemption_needs_the_references_own_gemm():
+    def transposed(a, w):  # the same GEMM, computed as (w.T @ a.T).T
+        return triton_relu((w.t() @ a.t()).t().contiguous())
+
+    def folded_into_matrix_vector_products(a, w):  # other GEMMs, within the reference's GEMM bytes
+        y = a @ (w @ torch.ones(w.shape[1], 1))
+        return triton_relu(y.contiguous())
+
+    assert judged(transposed, [A, W], PARTIAL, GEMM_RELU_WORK)[0] is None
+    reference = reference_work(lambda a, w: torch.relu(a @ w).sum(dim=1, keepdim=True), A, W)
+    failure, share = judged(folded_into_matrix_vector_products, [A, W], PARTIAL, reference)
+    assert failure is not None and failure.error_class == "correctness:low-triton-share", share
+
+
 def test_a_task_that_is_only_a_gemm_gives_no_room_to_a_pytorch_gemm():
     def in_pytorch(a, w):
         return triton_relu((a @ w).contiguous().abs())  # abs >= 0: relu leaves it, a Triton copy

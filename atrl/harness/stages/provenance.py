@@ -39,9 +39,10 @@ compute on the data path; `partial` requires the Triton share of the work — on
 moved by PyTorch ops on the data path over the bytes moved by the reference's own ops — to reach
 the threshold. Library kernels the reference itself runs (GEMM, convolution, attention:
 `LIBRARY_OPS`) may stay in PyTorch under `partial`, as KernelBench's fusion tasks intend (a
-candidate that keeps a 137 GFLOP GEMM in PyTorch and fuses its epilogue in Triton): up to the
-reference's own library bytes they are left out of both sides, and the share is measured over the
-rest of the reference's work. Under both, data from outside PyTorch and Triton, or an output no Triton launch
+candidate that keeps a 137 GFLOP GEMM in PyTorch and fuses its epilogue in Triton): those that
+solve one of the reference's own library problems (the same GEMM shapes, `library_signature`), up
+to the reference's library bytes, are left out of both sides, and the share is measured over the
+rest of the reference's work; a GEMM of other shapes is PyTorch doing other work. Under both, data from outside PyTorch and Triton, or an output no Triton launch
 contributed to in this call, is rejected.
 
 Where the reference's own work is data movement only (a transpose or permutation materialised with
@@ -108,6 +109,7 @@ class Event:
     flops: int = 0
     deps: tuple[int, ...] = ()
     elements: int = 0  # of a python-constant
+    signature: tuple = ()  # of a library op: the problem it solves (`library_signature`)
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,7 @@ class Work:
     flops: int = 0
     library_bytes: int = 0
     copy_bytes: int = 0
+    library_signatures: tuple = ()  # one per library op, sorted
 
     @property
     def movement_only(self) -> bool:
@@ -277,9 +280,11 @@ class ProvenanceRecorder(TorchDispatchMode):
                 self.writers[key] = [self._add(kind, name)]
                 self._remember(key, tensor)
 
-    def _add(self, kind: str, name: str, work: Work = Work(), deps: Iterable[int] = (), elements: int = 0) -> int:
+    def _add(self, kind: str, name: str, work: Work = Work(), deps: Iterable[int] = (), elements: int = 0,
+             signature: tuple = ()) -> int:
         index = len(self.events)
-        self.events.append(Event(index, kind, name, work.bytes, work.flops, tuple(sorted(set(deps))), elements))
+        self.events.append(Event(index, kind, name, work.bytes, work.flops, tuple(sorted(set(deps))), elements,
+                                 signature))
         return index
 
     @contextmanager
@@ -408,7 +413,8 @@ class ProvenanceRecorder(TorchDispatchMode):
             unique = {id(t): t for t in inputs + outputs}.values()
             moved = sum(_nbytes(t) for t in unique)
             work = Work(moved, _flops(func, args, kwargs, out, outputs)) if kind == "torch" else Work(moved)
-        event = self._add(kind, f"aten.{name}", work, deps)
+        signature = library_signature(f"aten.{name}", args) if kind == "torch" else ()
+        event = self._add(kind, f"aten.{name}", work, deps, signature=signature)
         for tensor in fresh:
             self._write(tensor, event, whole=True)
         for tensor in written:
@@ -486,7 +492,8 @@ class ProvenanceRecorder(TorchDispatchMode):
         compute = [e for e in self.events if e.kind == "torch"]
         return Work(sum(e.bytes for e in compute), sum(e.flops for e in compute),
                     sum(e.bytes for e in compute if e.name in LIBRARY_OPS),
-                    sum(e.bytes for e in self.events if e.kind == "copy"))
+                    sum(e.bytes for e in self.events if e.kind == "copy"),
+                    tuple(sorted(e.signature for e in compute if e.name in LIBRARY_OPS)))
 
 
 @contextmanager
@@ -577,6 +584,37 @@ def pytorch_work(path: list[Event], reference: Work) -> list[Event]:
     return [e for e in path if e.kind in kinds]
 
 
+def library_signature(name: str, args: tuple) -> tuple:
+    """The problem a library op solves, whatever op or operand order computes it: a GEMM's
+    {M, N} and K (`x @ w` and `(w.T @ x.T).T` are one GEMM), a batched GEMM's batch too, a
+    convolution's input and weight shapes, an attention's query, key and value shapes. Empty for
+    any other op."""
+    if name not in LIBRARY_OPS:
+        return ()
+    tensors = [a for a in args if isinstance(a, torch.Tensor)]
+    if name in ("aten.mm", "aten.addmm", "aten.bmm", "aten.baddbmm"):
+        a, b = tensors[-2], tensors[-1]  # addmm/baddbmm: (bias, a, b)
+        *batch, m, k = a.shape
+        n = b.shape[-1]
+        return ("gemm", *batch, min(m, n), max(m, n), k)
+    return (name.removeprefix("aten.").split("_")[0] or "library", *(tuple(t.shape) for t in tensors[:3]))
+
+
+def _reference_library(path: list[Event], reference: Work) -> list[Event]:
+    """The library ops on a data path that solve one of the reference's own library problems
+    (each of the reference's at most once): only those may stay in PyTorch under `partial`. A GEMM
+    of other shapes (the task folded into matrix-vector products) is PyTorch doing other work."""
+    left: dict[tuple, int] = {}
+    for signature in reference.library_signatures:
+        left[signature] = left.get(signature, 0) + 1
+    kept: list[Event] = []
+    for event in path:
+        if event.kind == "torch" and event.name in LIBRARY_OPS and left.get(event.signature, 0) > 0:
+            left[event.signature] -= 1
+            kept.append(event)
+    return kept
+
+
 def triton_share(path: list[Event], reference: Work) -> float:
     """1 − (bytes moved by PyTorch work on the data path) / (bytes moved by the reference), ≥ 0.
     Where the reference runs library kernels and other work too, library kernels on the data path
@@ -586,7 +624,7 @@ def triton_share(path: list[Event], reference: Work) -> float:
     if reference.movement_only:
         return max(0.0, 1.0 - torch_bytes / reference.copy_bytes)
     if _library_may_stay(reference):
-        kept = min(sum(e.bytes for e in compute if e.name in LIBRARY_OPS), reference.library_bytes)
+        kept = min(sum(e.bytes for e in _reference_library(compute, reference)), reference.library_bytes)
         return max(0.0, 1.0 - (torch_bytes - kept) / (reference.bytes - reference.library_bytes))
     if reference.bytes <= 0:
         return 0.0 if torch_bytes else 1.0
