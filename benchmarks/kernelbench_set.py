@@ -4,7 +4,8 @@ Every candidate of `tests/data/kernelbench_candidates/manifest.yaml` (see kernel
 is judged for its KernelBench task, read from a checkout, by one `Harness` with the cache off.
 Sizes: the backend's default, i.e. the tasks as written (default sizes) on `cuda` and the
 KernelBench `small` preset on the interpreter (every size constant capped at 256, inputs shrunk
-to about a million elements: `atrl.tasks.kernelbench.preset_for_source`); `--preset full` or
+to about a million elements and, on levels 1-2, the reference forward to 2^26 FLOPs:
+`atrl.tasks.kernelbench.preset_for_source`); `--preset full` or
 `--preset small` overrides it. Prints markdown (and writes it with `--markdown`); `--json` writes
 one record per candidate.
 

@@ -4,6 +4,7 @@ tests marked `gpu` are skipped where CUDA is absent."""
 from __future__ import annotations
 
 import os
+import tempfile
 
 import pytest
 
@@ -21,6 +22,8 @@ def _cuda_available() -> bool:
 # in the test process. (Harness workers set their backend's environment themselves.)
 if not _cuda_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
+# Measured reference FLOPs (the KernelBench work bound) go to a folder of the test run, not the user's cache.
+os.environ.setdefault("ATRL_FLOPS_CACHE_DIR", tempfile.mkdtemp(prefix="atrl-flops-"))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

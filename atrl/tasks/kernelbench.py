@@ -2,9 +2,10 @@
 
 Layout: `KernelBench/level<L>/<id>_<Name>.py`, each defining `Model`, `get_inputs()` and
 `get_init_inputs()` with module-level size constants. Levels 1-3 load as tasks; level 4 (models
-pulled from a model hub) loads flagged `skipped` and `needs-hub`. Nothing is executed: tags,
-flags and the `small` preset come from the syntax tree (see `infer_tags`, `infer_flags`,
-`kernelbench_preset`).
+pulled from a model hub) loads flagged `skipped` and `needs-hub`. Tags, flags and the input sizes
+of the `small` preset come from the syntax tree (see `infer_tags`, `infer_flags`,
+`kernelbench_preset`); only its work bound executes the source, on PyTorch's `meta` device, which
+allocates nothing and runs no arithmetic (see `forward_flops`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from atrl.astnames import parse_source
 from atrl.errors import TaskLoadError, UsageError
+from atrl.tasks.reference_flops import forward_flops
 from atrl.tasks.resize import integer_constants
 from atrl.tasks.task import Task
 
@@ -24,6 +26,11 @@ LEVELS = (1, 2, 3, 4)
 HUB_LEVEL = 4
 # `small`: every constant above this is capped, then input sizes are shrunk to the element budget.
 SMALL_MAX_DIM = 256
+# `small`: a bound on the reference forward's FLOPs: a 256^3 matmul is 33.5 MFLOP, and the interpreter runs ~14 calls in the 60 s correctness limit.
+SMALL_MAX_FLOPS = 2**26
+# Levels whose `small` preset gets the work bound: their references run on the meta device in
+# milliseconds; level-3 networks take 0.1-30 s per meta forward (LSTMs step by step), paid at every load.
+WORK_BOUND_LEVELS = (1, 2)
 # Smallest value the element budget shrinks a constant to: keeps spatial sizes above kernel sizes.
 MIN_SHRUNK_DIM = 16
 # Batch-size constants are shrunk first and down to MIN_BATCH (2: batch-norm needs more than one value).
@@ -64,6 +71,11 @@ DROPOUT_CALLS = ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout
                  "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout")
 BATCHNORM_MODULES = ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm")
 CONV3D_CALLS = ("Conv3d", "ConvTranspose3d", "conv3d", "conv_transpose3d")
+# Calls whose work PyTorch's FLOP counter measures (matrix products, convolutions, attention, and the
+# layers built from them): a task calling none of them counts 0 FLOPs and is not executed.
+_WORK_CALLS = frozenset(TAG_TABLE["matmul"] + TAG_TABLE["conv"] + TAG_TABLE["attention"] + TAG_TABLE["recurrent"]
+                        + ("Transformer", "TransformerDecoder", "multi_head_attention_forward", "chain_matmul",
+                           "multi_dot", "mv", "inner"))
 # Calls in get_inputs() that create a tensor whose shape is given by their size arguments.
 _SIZED_CALLS = ("rand", "randn", "zeros", "ones", "empty", "full", "randint")
 
@@ -291,7 +303,50 @@ def _floor(name: str) -> int:
     return MIN_BATCH if _is_batch(name) else MIN_SHRUNK_DIM
 
 
-def preset_for_source(source: str, max_dim: int, max_elements: int | None = None) -> dict[str, int]:
+def _may_have_flops(tree: ast.Module) -> bool:
+    """Whether the module calls a matrix product, convolution or attention (or uses `@`): the
+    only operations `torch.utils.flop_counter` counts."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _call_name(node) in _WORK_CALLS:
+            return True
+        if isinstance(node, (ast.BinOp, ast.AugAssign)) and isinstance(node.op, ast.MatMult):
+            return True
+    return False
+
+
+def _halve(values: dict[str, int], constants: dict[str, int], shrinkable: set[str]) -> bool:
+    """Halve, in `values`, the next constant of `shrinkable` by the `small` rule (see
+    `preset_for_source`); False when every one is at its floor."""
+    current = {name: values.get(name, constants[name]) for name in shrinkable}
+    candidates = [n for n, v in current.items() if v // 2 >= _floor(n)]
+    if not candidates:
+        return False
+    # batch sizes first (they change no geometry), then the largest size
+    largest = max(candidates, key=lambda n: (_is_batch(n) and current[n] > MIN_BATCH, current[n], n))
+    # sizes equal to it shrink with it: equal sizes are often required to match (square
+    # matrices, a batch that broadcasts against a feature dimension)
+    for name in candidates:
+        if current[name] == current[largest]:
+            values[name] = current[name] // 2
+    return True
+
+
+def _fit_work(source: str, constants: dict[str, int], values: dict[str, int], shrinkable: set[str],
+              max_flops: int) -> dict[str, int]:
+    """`values` halved further (by `_halve`) until the forward's FLOPs are at most `max_flops`, or
+    every constant is at its floor; `values` itself where the FLOPs cannot be measured."""
+    work = dict(values)
+    for _ in range(64):
+        flops = forward_flops(source, work)
+        if flops is None:
+            return values
+        if flops <= max_flops or not _halve(work, constants, shrinkable):
+            return work
+    return work
+
+
+def preset_for_source(source: str, max_dim: int, max_elements: int | None = None,
+                      max_flops: int | None = None) -> dict[str, int]:
     """Constant values that make a KernelBench-format module small.
 
     1. every literal integer constant above `max_dim` is brought below it by `capped` (derived
@@ -299,8 +354,14 @@ def preset_for_source(source: str, max_dim: int, max_elements: int | None = None
     2. while the tensors `get_inputs()` builds hold more than `max_elements` elements in all
        (default `16 * max_dim**2`), a constant those sizes depend on is halved: a batch size first
        (not below `MIN_BATCH`), else the largest (not below `MIN_SHRUNK_DIM`, so convolution
-       inputs stay larger than their kernels); constants of equal value are halved together.
+       inputs stay larger than their kernels); constants of equal value are halved together;
+    3. with `max_flops`, the work bound: while one reference forward takes more than `max_flops`
+       FLOPs (`forward_flops`: matrix products, convolutions and attention, measured on the
+       `meta` device), constants are halved further by the same rule. A task that calls none of
+       those operations is not executed; one whose forward cannot run on `meta` keeps the sizes
+       of step 2.
     Constants at or below the limits are untouched. Returns name -> new value (empty: no change).
+    Never raises for a source that parses.
     """
     tree = parse_source(source)
     budget = max_elements if max_elements is not None else 16 * max_dim * max_dim
@@ -309,26 +370,18 @@ def preset_for_source(source: str, max_dim: int, max_elements: int | None = None
     shrinkable = _input_dependencies(tree).intersection(constants)
     for _ in range(64):
         total = sum(math.prod(shape) for shape in input_shapes(tree, values))
-        if total <= budget:
+        if total <= budget or not _halve(values, constants, shrinkable):
             break
-        current = {name: values.get(name, constants[name]) for name in shrinkable}
-        candidates = [n for n, v in current.items() if v // 2 >= _floor(n)]
-        if not candidates:
-            break
-        # batch sizes first (they change no geometry), then the largest size
-        largest = max(candidates, key=lambda n: (_is_batch(n) and current[n] > MIN_BATCH, current[n], n))
-        # sizes equal to it shrink with it: equal sizes are often required to match (square
-        # matrices, a batch that broadcasts against a feature dimension)
-        for name in candidates:
-            if current[name] == current[largest]:
-                values[name] = current[name] // 2
+    if max_flops is not None and _may_have_flops(tree):
+        values = _fit_work(source, constants, values, shrinkable, max_flops)
     return {name: value for name, value in values.items() if value != constants[name]}
 
 
-def kernelbench_preset(task: Task, max_dim: int, max_elements: int | None = None) -> dict[str, int]:
+def kernelbench_preset(task: Task, max_dim: int, max_elements: int | None = None,
+                       max_flops: int | None = None) -> dict[str, int]:
     """A size preset (constant name -> value) for any single-case task, capped at `max_dim`
     (see `preset_for_source`). Apply it with `task.source_at` or `resize.substitute_constants`."""
-    return preset_for_source(task.source, max_dim, max_elements)
+    return preset_for_source(task.source, max_dim, max_elements, max_flops=max_flops)
 
 
 def resolve_preset(task: Task, preset: str | None = None, max_dim: int | None = None) -> tuple[str, dict[str, int]]:
@@ -401,7 +454,8 @@ def load_kernelbench_task(path: Path, level: int) -> Task:
         flags["skipped"] = "level 4 loads pretrained weights from a model hub; not runnable offline"
         flags["needs-hub"] = "downloads model weights and configs at construction time"
     else:
-        presets["small"] = preset_for_source(source, SMALL_MAX_DIM)
+        max_flops = SMALL_MAX_FLOPS if level in WORK_BOUND_LEVELS else None
+        presets["small"] = preset_for_source(source, SMALL_MAX_DIM, max_flops=max_flops)
     return Task(
         id=f"{SUITE}/level{level}/{name}",
         suite=SUITE,
