@@ -70,7 +70,8 @@ def measure(grads: dict[str, torch.Tensor], splits: int, resamples: int) -> dict
         # over random halvings: a bootstrap over groups would put one group in both halves
         "split_half_cosine_ci95": _percentiles(cosines),
         "signal_to_noise": signal_to_noise(whole),
-        "signal_to_noise_ci95": list(bootstrap(lambda idx: signal_to_noise(whole[idx]), n, resamples)),
+        "signal_to_noise_ci95": list(bootstrap(lambda idx: signal_to_noise(whole[idx]), n, resamples,
+                                               estimate=signal_to_noise(whole))),
         "share_later_segments": share(grads["later_segments"], whole),
         "share_later_segments_ci95": list(bootstrap(
             lambda idx: share(grads["later_segments"][idx], whole[idx]), n, resamples)),
@@ -90,7 +91,7 @@ def difference(a: torch.Tensor, b: torch.Tensor, splits: int, resamples: int) ->
         "split_half_cosine_share_above_0": sum(c > 0 for c in cosines) / len(cosines),
         "signal_to_noise": signal_to_noise(a) - signal_to_noise(b),
         "signal_to_noise_ci95": list(bootstrap(lambda idx: signal_to_noise(a[idx]) - signal_to_noise(b[idx]),
-                                               n, resamples)),
+                                               n, resamples, estimate=signal_to_noise(a) - signal_to_noise(b))),
     }
 
 

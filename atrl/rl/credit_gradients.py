@@ -11,7 +11,8 @@ From the per-group gradients g_1..g_n:
 
 - split-half agreement: the cosine between the mean gradients of two random halves of the groups,
   over many random splits (higher: the estimator's signal is more consistent across groups);
-- signal-to-noise: ‖ḡ‖ divided by the standard error of the mean gradient's norm;
+- signal-to-noise: the expected gradient's norm, corrected for the noise in ‖ḡ‖, in units of the
+  mean gradient's standard error;
 - the share of the gradient from segments ≥ 2 and from summary tokens: (g_part · g)/‖g‖²,
   summed over groups (parts of one gradient add up to 1).
 """
@@ -213,11 +214,16 @@ def split_half_cosines(grads: torch.Tensor, splits: int = 500, seed: int = 0) ->
 
 
 def signal_to_noise(grads: torch.Tensor) -> float:
-    """‖ḡ‖ / sqrt(Σ‖g_i − ḡ‖² / (n(n−1))): the mean gradient's norm in units of its standard error."""
+    """The expected gradient's norm in units of the mean's standard error s, with
+    s² = Σ‖g_i − ḡ‖² / (n(n−1)): sqrt(max(0, ‖ḡ‖²/s² − 1)). ‖ḡ‖² itself overstates ‖E g‖² by
+    the noise, s² on average (in thousands of dimensions pure noise gives ‖ḡ‖/s ≈ 1, and a
+    bootstrap resample more), so the noise is taken off: 0 means no signal beyond the noise."""
     n = grads.shape[0]
     mean = grads.mean(0)
     spread = float(((grads - mean) ** 2).sum()) / (n * (n - 1)) if n > 1 else 0.0
-    return float(mean.norm()) / spread**0.5 if spread > 0 else float("inf")
+    if spread <= 0:
+        return float("inf") if float(mean.norm()) > 0 else 0.0
+    return max(0.0, float(mean @ mean) / spread - 1.0) ** 0.5
 
 
 def share(part: torch.Tensor, whole: torch.Tensor) -> float:
@@ -228,9 +234,14 @@ def share(part: torch.Tensor, whole: torch.Tensor) -> float:
 
 
 def bootstrap(values_of: Callable[[list[int]], float], n_groups: int, samples: int = 1000, seed: int = 0,
-              level: float = 0.95) -> tuple[float, float]:
-    """Percentile interval of `values_of(indices)` over groups resampled with replacement."""
+              level: float = 0.95, estimate: float | None = None) -> tuple[float, float]:
+    """Percentile interval of `values_of(indices)` over groups resampled with replacement. With
+    `estimate` (the statistic on all groups), the interval is moved by the bootstrap's bias
+    (mean of the resampled values − `estimate`): a resample's mean gradient carries the sample's
+    own noise on top of its own, so signal-to-noise comes out higher on resamples than on the
+    sample, by an amount the resamples themselves measure."""
     rng = random.Random(seed)
     values = sorted(values_of([rng.randrange(n_groups) for _ in range(n_groups)]) for _ in range(samples))
     tail = (1 - level) / 2
-    return values[int(tail * (samples - 1))], values[int((1 - tail) * (samples - 1))]
+    shift = sum(values) / samples - estimate if estimate is not None else 0.0
+    return values[int(tail * (samples - 1))] - shift, values[int((1 - tail) * (samples - 1))] - shift

@@ -14,6 +14,7 @@ from atrl.rl.credit_gradients import (
     PARTS,
     CountSketch,
     EstimatorArm,
+    bootstrap,
     estimator_gradients,
     load_groups,
     part_gradients,
@@ -150,6 +151,20 @@ def test_split_half_and_signal_to_noise_on_known_gradients():
     assert signal_to_noise(consistent) > 50 * signal_to_noise(noise)
     with pytest.raises(UsageError):
         split_half_cosines(consistent[:1])
+
+
+def test_signal_to_noise_takes_the_noise_off_the_mean_norm_and_its_bootstrap_covers_it():
+    torch.manual_seed(0)
+    n, dim = 40, 8192
+    noise = torch.randn(n, dim, dtype=torch.float64)  # no signal: ‖ḡ‖ over its standard error is about 1
+    assert signal_to_noise(noise) < 0.3
+    signal = torch.zeros(dim, dtype=torch.float64)
+    signal[0] = (dim / n) ** 0.5  # ‖E g‖ equal to the mean's standard error: a signal-to-noise of 1
+    grads = signal + torch.randn(n, dim, dtype=torch.float64)
+    estimate = signal_to_noise(grads)
+    assert 0.75 < estimate < 1.25
+    low, high = bootstrap(lambda idx: signal_to_noise(grads[idx]), n, 300, estimate=estimate)
+    assert low <= estimate <= high and high - low < 1.0
 
 
 def test_the_arms_share_one_forward_per_segment(two_segment_run):
