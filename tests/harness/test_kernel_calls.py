@@ -4,9 +4,9 @@ values; a plain helper on tensors, a lambda or `.handle` is host code (`static:h
 from __future__ import annotations
 
 import pytest
+from test_static import FORWARD
 
 from atrl.harness.static.checks import check_static
-from tests.harness.test_static import FORWARD
 
 HEADER = """import torch
 import torch.nn as nn

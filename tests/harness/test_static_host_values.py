@@ -5,9 +5,9 @@ and a Triton kernel's own methods (`kernel.warmup(...)`) return a compiled-kerne
 from __future__ import annotations
 
 import pytest
+from test_static import HEADER, line_of
 
 from atrl.harness.static.checks import check_static
-from tests.harness.test_static import HEADER, line_of
 
 
 def forward(body: str, prelude: str = "") -> str:
