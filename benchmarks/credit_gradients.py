@@ -2,6 +2,7 @@
 
     python benchmarks/credit_gradients.py --run DIR --model SPEC [--group-size G] [--arms seg,traj,grpo]
         [--dim 8192] [--splits 500] [--bootstrap 300] --out DIR
+    python benchmarks/credit_gradients.py --from-gradients DIR/gradients.pt --out DIR2   # no model, no GPU
 
 DIR is an `atrl eval --out` directory (each task's samples form a group; collect with
 `--samples 8` and the training agent settings) or an `atrl train --out` directory with its
@@ -9,13 +10,16 @@ DIR is an `atrl eval --out` directory (each task's samples form a group; collect
 For each arm: split-half agreement of the mean gradient (mean over random halvings, with the
 2.5-97.5 percentiles over halvings), gradient signal-to-noise, and the shares of segments ≥ 2 and
 of summary tokens; and the first arm minus each other arm, paired (the same halvings, the same
-bootstrap draws of groups: the rollouts are shared). Writes gradients.md and gradients.json to --out.
+bootstrap draws of groups: the rollouts are shared). Writes gradients.md and gradients.json to --out,
+and the per-group sketched gradients (gradients.pt, float16, arm -> part -> groups × dim) from which
+`--from-gradients` computes the same tables again (another statistic, more resamples) on a CPU.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import pickle
 import statistics
 import sys
 import time
@@ -119,8 +123,9 @@ def markdown(results: dict[str, dict], groups: int, episodes: int, differences: 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--run", type=Path, required=True)
-    parser.add_argument("--model", required=True)
+    parser.add_argument("--run", type=Path)
+    parser.add_argument("--model")
+    parser.add_argument("--from-gradients", type=Path, help="a gradients.pt written by an earlier run")
     parser.add_argument("--group-size", type=int, default=None)
     parser.add_argument("--arms", default="seg,traj,grpo")
     parser.add_argument("--dim", type=int, default=8192)
@@ -128,6 +133,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bootstrap", type=int, default=300)
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
+    if args.from_gradients is not None:
+        return _summarise_saved(args)
+    if args.run is None or args.model is None:
+        print("error: --run and --model are required — or give --from-gradients FILE", file=sys.stderr)
+        return 2
     try:
         unknown = [a for a in args.arms.split(",") if a not in ARMS]
         if unknown:
@@ -149,19 +159,41 @@ def main(argv: list[str] | None = None) -> int:
                                 progress=lambda done: print(f"groups {done}/{len(groups)} "
                                                             f"({time.perf_counter() - start:.0f} s)", flush=True))
     seconds = time.perf_counter() - start
+    episodes = sum(len(g) for g in groups)
+    saved = {name: {part: g.cpu().half() for part, g in grads[name].items()} for name in names}
+    torch.save({"episodes": episodes, "gradients": saved}, args.out / "gradients.pt")
+    _write_tables(grads, names, episodes, seconds, args)
+    return 0
+
+
+def _summarise_saved(args: argparse.Namespace) -> int:
+    """The tables again from an earlier run's gradients.pt (its arms, in its order)."""
+    try:
+        record = torch.load(args.from_gradients, map_location="cpu")
+        grads = {name: {part: g.double() for part, g in parts.items()} for name, parts in record["gradients"].items()}
+    except (OSError, KeyError, TypeError, ValueError, RuntimeError, EOFError, pickle.UnpicklingError) as exc:
+        print(f"error: cannot read {args.from_gradients}: {exc} — give a gradients.pt written by this script",
+              file=sys.stderr)
+        return 2
+    args.out.mkdir(parents=True, exist_ok=True)
+    _write_tables(grads, list(grads), int(record.get("episodes", 0)), None, args)
+    return 0
+
+
+def _write_tables(grads: dict, names: list[str], episodes: int, seconds: float | None, args) -> None:
     results = {}
     for name in names:
         results[name] = measure(grads[name], args.splits, args.bootstrap)
         print(f"{name}: split-half cosine {results[name]['split_half_cosine']:.3f}", flush=True)
     differences = {f"{names[0]} − {name}": difference(grads[names[0]]["all"], grads[name]["all"], args.splits,
                                                        args.bootstrap) for name in names[1:]}
-    episodes = sum(len(g) for g in groups)
-    (args.out / "gradients.json").write_text(json.dumps({"groups": len(groups), "episodes": episodes,
-                                                         "gradient_seconds": round(seconds, 1), "results": results,
-                                                         "differences": differences}, indent=1) + "\n")
-    (args.out / "gradients.md").write_text(markdown(results, len(groups), episodes, differences) + "\n")
+    groups = next(iter(grads[names[0]].values())).shape[0]
+    record = {"groups": groups, "episodes": episodes, "results": results, "differences": differences}
+    if seconds is not None:
+        record["gradient_seconds"] = round(seconds, 1)
+    (args.out / "gradients.json").write_text(json.dumps(record, indent=1) + "\n")
+    (args.out / "gradients.md").write_text(markdown(results, groups, episodes, differences) + "\n")
     print(f"-> {args.out}/gradients.md")
-    return 0
 
 
 if __name__ == "__main__":

@@ -35,6 +35,15 @@ def test_writes_every_arm_with_intervals(tmp_path):
         assert -2.0 <= low <= d["split_half_cosine"] <= high <= 2.0  # percentiles of the values averaged
         assert d["signal_to_noise_ci95"][0] <= d["signal_to_noise_ci95"][1]
     assert "| seg |" in (out / "gradients.md").read_text() and "| seg − traj |" in (out / "gradients.md").read_text()
+    # the tables again from the saved per-group gradients, without the model
+    again = tmp_path / "again"
+    assert cli.main(["--from-gradients", str(out / "gradients.pt"), "--splits", "20", "--bootstrap", "10",
+                     "--out", str(again)]) == 0
+    redone = json.loads((again / "gradients.json").read_text())
+    assert redone["groups"] == 4 and redone["episodes"] == data["episodes"] and set(redone["results"]) == {"seg", "traj", "grpo"}
+    for name, r in data["results"].items():  # float16 storage: the same statistics to rounding
+        assert abs(redone["results"][name]["split_half_cosine"] - r["split_half_cosine"]) < 0.02
+        assert abs(redone["results"][name]["share_later_segments"] - r["share_later_segments"]) < 0.02
 
 
 def test_differences_are_paired():
@@ -50,6 +59,11 @@ def test_differences_are_paired():
 
 
 def test_bad_inputs_are_clear_errors(tmp_path, capsys):
+    assert cli.main(["--out", str(tmp_path / "o")]) == 2
+    assert "--from-gradients" in capsys.readouterr().err
+    (tmp_path / "junk.pt").write_text("not a tensor file")
+    assert cli.main(["--from-gradients", str(tmp_path / "junk.pt"), "--out", str(tmp_path / "o")]) == 2
+    assert "cannot read" in capsys.readouterr().err
     assert cli.main(["--run", str(tmp_path), "--model", "tiny-random:0", "--out", str(tmp_path / "o")]) == 2
     assert "atrl eval --out" in capsys.readouterr().err
     assert cli.main(["--run", str(tmp_path), "--model", "x", "--arms", "seg,nope", "--out", str(tmp_path / "o")]) == 2
