@@ -255,6 +255,17 @@ def test_a_library_exemption_needs_the_references_own_gemm():
     assert failure is not None and failure.error_class == "correctness:low-triton-share", share
 
 
+def test_a_convolution_kept_in_pytorch_without_its_bias_is_the_references_convolution():
+    x, weight, bias = torch.randn(2, 8, 16, 16), torch.randn(16, 8, 3, 3), torch.randn(16)
+    reference = reference_work(lambda x: torch.relu(torch.nn.functional.conv2d(x, weight, bias)), x)
+
+    def bias_in_triton(x):  # the bias goes into the epilogue (relu here stands for the fused kernel)
+        y = torch.nn.functional.conv2d(x, weight)
+        return triton_relu(y.contiguous())
+
+    assert judged(bias_in_triton, [x], PARTIAL, reference, state=weight)[0] is None
+
+
 def test_a_task_that_is_only_a_gemm_gives_no_room_to_a_pytorch_gemm():
     def in_pytorch(a, w):
         return triton_relu((a @ w).contiguous().abs())  # abs >= 0: relu leaves it, a Triton copy

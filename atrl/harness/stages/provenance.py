@@ -585,10 +585,10 @@ def pytorch_work(path: list[Event], reference: Work) -> list[Event]:
 
 
 def library_signature(name: str, args: tuple) -> tuple:
-    """The problem a library op solves, whatever op or operand order computes it: a GEMM's
+    """The problem a library op solves, whatever op, operand order or bias computes it: a GEMM's
     {M, N} and K (`x @ w` and `(w.T @ x.T).T` are one GEMM), a batched GEMM's batch too, a
-    convolution's input and weight shapes, an attention's query, key and value shapes. Empty for
-    any other op."""
+    convolution's input and weight shapes (its bias may move into the epilogue), an attention's
+    query, key and value shapes. Empty for any other op."""
     if name not in LIBRARY_OPS:
         return ()
     tensors = [a for a in args if isinstance(a, torch.Tensor)]
@@ -597,7 +597,9 @@ def library_signature(name: str, args: tuple) -> tuple:
         *batch, m, k = a.shape
         n = b.shape[-1]
         return ("gemm", *batch, min(m, n), max(m, n), k)
-    return (name.removeprefix("aten.").split("_")[0] or "library", *(tuple(t.shape) for t in tensors[:3]))
+    if "convolution" in name:
+        return ("convolution", *(tuple(t.shape) for t in tensors[:2]))  # (input, weight, bias)
+    return ("attention", *(tuple(t.shape) for t in tensors[:3]))
 
 
 def _reference_library(path: list[Event], reference: Work) -> list[Event]:
