@@ -50,8 +50,9 @@ GPU_PROPERTIES = SimpleNamespace(name="CPU standing in for a CUDA GPU", major=ST
                                  multi_processor_count=STAND_IN_GPU["multiprocessor_count"], total_memory=80 * 2**30,
                                  warp_size=STAND_IN_GPU["warpSize"], max_threads_per_multi_processor=2048,
                                  shared_memory_per_block_optin=STAND_IN_GPU["max_shared_mem"], L2_cache_size=50 * 2**20)
+# resolved, as the caller's file is (a virtual environment's lib64 may be a link to lib)
 _LIBRARY_ROOTS = tuple(dict.fromkeys(
-    [sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")]
+    [str(Path(sysconfig.get_paths()[key]).resolve()) for key in ("stdlib", "platstdlib", "purelib", "platlib")]
     + [str(Path(__file__).resolve().parents[1])]))  # the atrl package: the judge's own calls
 
 

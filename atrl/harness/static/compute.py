@@ -315,9 +315,7 @@ class ComputeChecker:
         name = self.aliases.qualname(func)
         args = self._args_taint(call, env, fn)
         if name is not None and matches(name, "torch"):
-            if args & HOST and not args & (TENSOR | LAYER):
-                return HOST  # a tensor built from, or computed on, host values only
-            if name in HOST_BUILDERS and not args & (TENSOR | LAYER):
+            if on_host_values(name, args):
                 return HOST
             last = name.split(".")[-1]
             if matches(name, "torch.nn") and last in NN_CONTAINERS:
@@ -385,6 +383,13 @@ class ComputeChecker:
         last = name.split(".")[-1]
         return last[:1].islower() and last not in DTYPE_NAMES and last not in TORCH_CONSTANTS \
             and name.count(".") >= 1 and not name.startswith(("torch.cuda.", "torch.version"))
+
+
+def on_host_values(name: str, args_taint: int) -> bool:
+    """Whether the torch call `name` builds a tensor from, or computes on, host values only: a
+    `HOST_BUILDERS` call or any call on `HOST` tensors, with no tensor data or layer among its
+    arguments (`torch.prod(torch.tensor(x.shape))`)."""
+    return not args_taint & (TENSOR | LAYER) and bool(args_taint & HOST or name in HOST_BUILDERS)
 
 
 def _is_self(expr: ast.expr) -> bool:

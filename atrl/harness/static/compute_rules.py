@@ -12,8 +12,6 @@ from atrl.harness.static.compute import (
     COMPUTE_MODULES,
     CONTAINER_ADDS,
     DTYPE_NAMES,
-    HOST,
-    HOST_BUILDERS,
     INSTEAD,
     LAYER,
     LAYER_SAFE_METHODS,
@@ -22,6 +20,7 @@ from atrl.harness.static.compute import (
     TENSOR,
     ComputeChecker,
     load_allowlist,
+    on_host_values,
 )
 from atrl.harness.static.forbidden import forbidden_rule
 from atrl.harness.static.graph import FunctionNode, ModuleIndex, Reach, _own_nodes
@@ -96,8 +95,8 @@ def _check_call(ck: ComputeChecker, call: ast.Call, env: dict[str, int], fn: Fun
         if matches(name, "torch"):
             if forbidden_rule(name) or name in ck.allow.functions or name in ck.allow.layers:
                 return
-            if not args_taint & (TENSOR | LAYER) and (args_taint & HOST or name in HOST_BUILDERS):
-                return  # a tensor built from host values, or shape arithmetic on one (`torch.prod(torch.tensor(s))`)
+            if on_host_values(name, args_taint):
+                return  # shape arithmetic, not the task's
             if matches(name, "torch.Tensor") and name.split(".")[-1] in ck.allow.methods:
                 return
             report(call, f"`{name}(...)` computes with PyTorch")
