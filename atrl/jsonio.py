@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,21 @@ def to_jsonable(obj: Any) -> Any:
 
 def dumps(obj: Any) -> str:
     return json.dumps(to_jsonable(obj), ensure_ascii=False, separators=(",", ":"))
+
+
+def write_atomic(path: str | Path, text: str) -> None:
+    """Write `text` to `path` through a temporary file in the same folder and a rename, so that a
+    reader (or a concurrent writer of the same content) never sees a torn file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def read_journal(path: str | Path) -> Iterator[dict]:

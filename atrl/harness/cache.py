@@ -12,12 +12,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from atrl.harness.verdict import Verdict, candidate_hash
-from atrl.jsonio import dumps, to_jsonable
+from atrl.jsonio import dumps, to_jsonable, write_atomic
 from atrl.tasks.task import Task
 
 # Verdicts that depend on the machine's state rather than the candidate (a loaded machine can
@@ -78,14 +77,5 @@ class VerdictCache:
         """Store a verdict atomically. Returns False when its class is not cacheable."""
         if verdict.error_class in UNCACHED_CLASSES:
             return False
-        path = self._path(task_id, key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w") as fh:
-                fh.write(dumps(verdict))
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomic(self._path(task_id, key), dumps(verdict))
         return True

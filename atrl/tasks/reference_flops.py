@@ -13,10 +13,11 @@ import io
 import json
 import os
 import sys
-import tempfile
 import types
 import warnings
 from pathlib import Path
+
+from atrl.jsonio import write_atomic
 
 # Bump when `forward_flops` changes what it measures: it names the files of the on-disk FLOP cache.
 FLOPS_CACHE_VERSION = 1
@@ -93,16 +94,8 @@ def _cached_flops(source: str, values: tuple[tuple[str, int], ...]) -> int | Non
             pass  # missing or unreadable: measure again
     flops = _measure_flops(source, values)
     if path is not None:
-        temporary = None
-        try:  # atomic: a concurrent reader sees the whole record or none
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False) as handle:
-                temporary = handle.name
-                handle.write(json.dumps({"flops": flops}))
-            os.replace(temporary, path)
-        except OSError:  # a read-only or full disk: the next process measures again
-            if temporary is not None:
-                Path(temporary).unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # a read-only or full disk: the next process measures again
+            write_atomic(path, json.dumps({"flops": flops}))
     return flops
 
 
