@@ -5,28 +5,15 @@ from __future__ import annotations
 
 import pytest
 from test_static import FORWARD
+from test_static import HEADER as STATIC_HEADER
 
 from atrl.harness.static.checks import check_static
 
-HEADER = """import torch
-import torch.nn as nn
-import triton
-import triton.language as tl
-import numpy as np
-
-
-{helpers}
-
-@triton.jit
-def relu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
-    pid = tl.program_id(0)
-    offs = pid * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    x = tl.load(x_ptr + offs, mask=mask)
-    {body}
-    tl.store(y_ptr + offs, y, mask=mask)
-
-"""
+# test_static's candidate, its kernel computing `y` from `x` in `{body}`, with `{helpers}` before it
+HEADER = (STATIC_HEADER.replace("{", "{{").replace("}", "}}")
+          .replace("import triton.language as tl\n", "import triton.language as tl\nimport numpy as np\n\n\n{helpers}\n")
+          .replace("    tl.store(y_ptr + offs, tl.maximum(x, 0.0), mask=mask)",
+                   "    {body}\n    tl.store(y_ptr + offs, y, mask=mask)"))
 
 
 def rules(helpers: str, body: str) -> list[str]:
