@@ -29,7 +29,7 @@ SMALL_MAX_DIM = 256
 # `small`: a bound on the reference forward's FLOPs: a 256^3 matmul is 33.5 MFLOP, and the interpreter runs ~14 calls in the 60 s correctness limit.
 SMALL_MAX_FLOPS = 2**26
 # Levels whose `small` preset gets the work bound: their references run on the meta device in
-# milliseconds; level-3 networks take 0.1-30 s per meta forward (LSTMs step by step), paid at every load.
+# milliseconds; level-3 networks take 0.1-55 s per meta forward (LSTMs step by step), paid at every load.
 WORK_BOUND_LEVELS = (1, 2)
 # Smallest value the element budget shrinks a constant to: keeps spatial sizes above kernel sizes.
 MIN_SHRUNK_DIM = 16
