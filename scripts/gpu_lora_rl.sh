@@ -5,6 +5,13 @@
 #   scripts/gpu_lora_rl.sh screen   the SFT start on the level-1 training tasks, SCREEN_SAMPLES
 #                                   episodes each with the RL agent settings; keeps tasks solved in
 #                                   10-70% of episodes                                  -> $ROOT/screen
+#   scripts/gpu_lora_rl.sh branch   the screen's second turns re-sampled from each episode's own context
+#                                   (its summary, its feedback): BRANCH_AFTER_FAILED (8) samples after a
+#                                   failed first turn, BRANCH_AFTER_OK (1) after a right one, judged
+#                                                                                       -> $ROOT/branch
+#   scripts/gpu_lora_rl.sh sft2     START fine-tuned ($SFT2_CONFIG) on its own right second turns: the
+#                                   branches' and the screen's (rejection sampling) -> $ROOT/lsft2
+#   scripts/gpu_lora_rl.sh screen2  the screen again, of $ROOT/lsft2/model            -> $ROOT/screen2
 #   scripts/gpu_lora_rl.sh rl       STEPS steps of LoRA RL on the kept tasks            -> $ROOT/rl
 #   scripts/gpu_lora_rl.sh all      the three in order
 #   scripts/gpu_lora_rl.sh collect  metrics, configs, logs and both adapters (bf16)     -> $OUTDIR
@@ -38,6 +45,9 @@ OUTDIR=${OUTDIR:-$ROOT/out}
 START=${START:-hf:$ROOT/lsft/model}
 CONFIG=configs/train-compaction-gpu.yaml
 SFT_CONFIG=${SFT_CONFIG:-configs/sft-smollm2-lora.yaml}
+SFT2_CONFIG=${SFT2_CONFIG:-configs/sft-smollm2-lora-own-turns.yaml}
+BRANCH_AFTER_FAILED=${BRANCH_AFTER_FAILED:-8}
+BRANCH_AFTER_OK=${BRANCH_AFTER_OK:-1}
 mkdir -p "$ROOT"
 export ATRL_GPU_LOCK_DIR=${ATRL_GPU_LOCK_DIR:-$ROOT/.gpu-locks}
 
@@ -48,23 +58,47 @@ sft() {
         || { tail -20 "$ROOT/lsft.log"; return 1; }
 }
 
-screen() {  # the RL run's agent settings (configs/train-compaction-gpu.yaml), 8 samples per task
-    [ -f "$ROOT/screen.ids" ] && { echo "[screen] done: $(cat "$ROOT/screen.ids")"; return 0; }
-    echo "[screen] -> $ROOT/screen"
+screen_of() {  # START NAME: the policy on the RL run's agent settings (configs/train-compaction-gpu.yaml),
+              # SCREEN_SAMPLES episodes per task -> $ROOT/NAME, the kept ids in $ROOT/NAME.ids
+    local start=$1 name=$2
+    [ -f "$ROOT/$name.ids" ] && { echo "[$name] done: $(cat "$ROOT/$name.ids")"; return 0; }
+    echo "[$name] -> $ROOT/$name"
     $PY -m atrl eval --split configs/split-builtin.yaml --split-part train --level 1 \
-        --policy "$START" --samples "$SCREEN_SAMPLES" --backend "$BACKEND" --kb \
+        --policy "$start" --samples "$SCREEN_SAMPLES" --backend "$BACKEND" --kb \
         --max-turns 2 --turns-per-segment 1 --context-budget 4608 --max-response-tokens 1024 \
         --temperature 1.0 --set top_p=1.0 --set max_segments=2 --set summary_tokens=128 --set kb_tokens=400 \
-        --set workers="$WORKERS" ${EXTRA_SCREEN:-} --out "$ROOT/screen" > "$ROOT/screen.log" 2>&1 || { tail -20 "$ROOT/screen.log"; return 1; }
+        --set workers="$WORKERS" ${EXTRA_SCREEN:-} --out "$ROOT/$name" > "$ROOT/$name.log" 2>&1 || { tail -20 "$ROOT/$name.log"; return 1; }
     local ids
-    ids=$($PY -m atrl tasks screen "$ROOT/screen" --low 0.1 --high 0.7 2>>"$ROOT/screen.log" | tail -1)
+    ids=$($PY -m atrl tasks screen "$ROOT/$name" --low 0.1 --high 0.7 2>>"$ROOT/$name.log" | tail -1)
     if [ "$ids" = "task_ids=[]" ]; then  # nothing in the band: every task with some signal
-        ids=$($PY -m atrl tasks screen "$ROOT/screen" --low 0.01 --high 0.99 2>>"$ROOT/screen.log" | tail -1)
+        ids=$($PY -m atrl tasks screen "$ROOT/$name" --low 0.01 --high 0.99 2>>"$ROOT/$name.log" | tail -1)
     fi
     [ "$ids" = "task_ids=[]" ] && ids="task_ids=[]"  # none solved at all: the whole level-1 training part
-    echo "$ids" > "$ROOT/screen.ids"
-    echo "[screen] $ids"
+    echo "$ids" > "$ROOT/$name.ids"
+    echo "[$name] $ids"
 }
+
+screen() { screen_of "$START" screen; }
+
+branch() {  # the screen's second turns re-sampled from each episode's own context, judged -> $ROOT/branch
+    [ -f "$ROOT/branch.done" ] && { echo "[branch] done"; return 0; }
+    echo "[branch] -> $ROOT/branch"
+    $PY -m atrl branch "$ROOT/screen" --policy "$START" --out "$ROOT/branch" --backend "$BACKEND" \
+        --workers "$WORKERS" --samples-after-failed "$BRANCH_AFTER_FAILED" --samples-after-ok "$BRANCH_AFTER_OK" \
+        ${EXTRA_BRANCH:-} > "$ROOT/branch.log" 2>&1 || { tail -20 "$ROOT/branch.log"; return 1; }
+    touch "$ROOT/branch.done"
+    tail -12 "$ROOT/branch.log"
+}
+
+sft2() {  # START fine-tuned on its own right later turns (the branches' and the screen's) -> $ROOT/lsft2
+    [ -f "$ROOT/lsft2/model/config.json" ] && { echo "[sft2] done"; return 0; }
+    echo "[sft2] -> $ROOT/lsft2"
+    $PY -m atrl sft --config "$SFT2_CONFIG" --set "model=$START" --set "trajectories=[$ROOT/branch,$ROOT/screen]" \
+        --out "$ROOT/lsft2" ${EXTRA_SFT2:-} > "$ROOT/lsft2.log" 2>&1 || { tail -20 "$ROOT/lsft2.log"; return 1; }
+    grep -h '^examples' "$ROOT/lsft2.log" || true
+}
+
+screen2() { screen_of "hf:$ROOT/lsft2/model" screen2; }
 
 rl() {
     echo "[rl] $STEPS steps -> $ROOT/rl"
@@ -75,7 +109,7 @@ rl() {
 
 collect() {  # adapters as bf16 safetensors (an fp32 rank-16 adapter is over 16 MiB)
     mkdir -p "$OUTDIR"
-    for run in lsft rl; do
+    for run in lsft lsft2 rl; do
         local adapter
         adapter=$(ls -d "$ROOT/$run"/checkpoints/*/model 2>/dev/null | sort -V | tail -1 || true)
         [ -n "$adapter" ] && $PY - "$adapter" "$OUTDIR/$run-adapter.tgz" <<'PYEOF'
@@ -93,7 +127,7 @@ with tempfile.TemporaryDirectory() as tmp:
         tar.add(tmp, arcname="adapter")
 PYEOF
     done
-    (cd "$ROOT" && tar czf "$OUTDIR/records.tgz" --ignore-failed-read $(ls -d *.log screen.ids */metrics.jsonl */config.yaml screen/episodes.jsonl screen/*.md 2>/dev/null))
+    (cd "$ROOT" && tar czf "$OUTDIR/records.tgz" --ignore-failed-read $(ls -d *.log screen*.ids */metrics.jsonl */config.yaml screen*/episodes.jsonl screen*/*.md branch/branches.jsonl 2>/dev/null))
     ls -la "$OUTDIR"
 }
 
@@ -156,11 +190,14 @@ for phase in "${@:-all}"; do
     case "$phase" in
         sft) sft ;;
         screen) screen ;;
+        branch) branch ;;
+        sft2) sft2 ;;
+        screen2) screen2 ;;
         rl) rl ;;
         collect) collect ;;
         watch) watch ;;
         bring) bring ;;
         all) sft && screen && rl ;;
-        *) echo "usage: $0 sft|screen|rl|all|collect|detach PHASE...|watch|bring ..." >&2; exit 2 ;;
+        *) echo "usage: $0 sft|screen|branch|sft2|screen2|rl|all|collect|detach PHASE...|watch|bring ..." >&2; exit 2 ;;
     esac
 done

@@ -25,7 +25,7 @@ err_console = Console(stderr=True)
 _state = {"debug": False}
 
 # Modules under atrl.cli that each define `register(app)`.
-COMMAND_MODULES = ("tasks", "check", "kb", "eval", "report", "train", "sft", "export", "fleet", "setup")
+COMMAND_MODULES = ("tasks", "check", "kb", "eval", "report", "train", "sft", "export", "fleet", "setup", "branch")
 
 
 def installed_version() -> str:

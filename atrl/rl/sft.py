@@ -71,6 +71,7 @@ class SftConfig(BaseModel):
     )
     trajectories: list[str] = Field(default_factory=list, description="trajectory files or run dirs for RFT")
     rft_max_per_task: int | None = Field(None, description="cap on RFT examples per task (null: none)")
+    rft_min_turn: int = Field(0, ge=0, description="RFT takes ok turns from this turn index on (1: later turns only)")
     repair: bool = Field(
         False, description="add second-turn examples: fix a wrong variant after its feedback, keep a right kernel"
     )
@@ -266,7 +267,7 @@ def build_examples(config: SftConfig, policy: Any) -> tuple[list[SftExample], Bu
         examples += _repair(config, policy, train, knowledge_for, report)
     if config.trajectories:
         examples += trajectory_examples(
-            policy, config.trajectories, train_ids, report, config.rft_max_per_task
+            policy, config.trajectories, train_ids, report, config.rft_max_per_task, config.rft_min_turn
         )
     if not examples:
         raise UsageError(

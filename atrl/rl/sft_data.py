@@ -252,12 +252,15 @@ def trajectory_files(paths: Iterable[str | Path]) -> list[Path]:
     return files
 
 
-def _decodes_to(policy: Any, ids: list[int], text: str) -> bool:
+def decodes_to(policy: Any, ids: list[int], text: str) -> bool:
     """The recorded tokens decode to the recorded response: they are this policy's tokens."""
     vocab = len(policy.tokenizer) if getattr(policy, "tokenizer", None) is not None else None
     if vocab is not None and any(i < 0 or i >= vocab for i in ids):
         return False
-    return text.strip() in policy.detokenize(ids)
+    try:
+        return text.strip() in policy.detokenize(ids)
+    except (ValueError, KeyError, IndexError, TypeError):  # ids outside this tokenizer
+        return False
 
 
 def trajectory_examples(
@@ -266,27 +269,29 @@ def trajectory_examples(
     train_ids: set[str],
     report: BuildReport,
     max_per_task: int | None = None,
+    min_turn: int = 0,
 ) -> list[SftExample]:
-    """Examples from the ok turns of recorded trajectories of training-split tasks. Turns of
-    other tasks, turns whose tokens are not this policy's, and repeats of a response already
-    kept for the task are skipped; at most `max_per_task` per task when given."""
+    """Examples from the ok turns (turn index ≥ `min_turn`) of recorded trajectories of
+    training-split tasks. Turns of other tasks, turns whose tokens are not this policy's, and
+    repeats of a response already kept after the same context are skipped (the same kernel after
+    two different summaries is two examples); at most `max_per_task` per task when given."""
     examples: list[SftExample] = []
     per_task: Counter = Counter()
-    seen: set[tuple[str, str]] = set()
+    seen: set[tuple[str, int, str]] = set()
     for path in trajectory_files(paths):
         for line, traj in enumerate(read_trajectories(path), start=1):
             for turn in traj.turns:
-                if not (turn.verdict or {}).get("ok"):
+                if turn.index < min_turn or not (turn.verdict or {}).get("ok"):
                     continue
                 if traj.task_id not in train_ids:
                     report.skipped["not_training_task"] += 1
                     continue
                 seg = traj.segments[turn.segment]
                 target = seg.token_ids[turn.response_start : turn.response_end]
-                if not target or not _decodes_to(policy, target, turn.response_text):
+                if not target or not decodes_to(policy, target, turn.response_text):
                     report.skipped["other_tokenizer"] += 1
                     continue
-                key = (traj.task_id, turn.response_text.strip())
+                key = (traj.task_id, hash(tuple(seg.token_ids[: turn.response_start])), turn.response_text.strip())
                 if key in seen or (max_per_task is not None and per_task[traj.task_id] >= max_per_task):
                     report.skipped["duplicate_or_over_cap"] += 1
                     continue

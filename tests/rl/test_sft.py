@@ -345,3 +345,11 @@ def test_relay_demonstrations_train_a_summary_that_keeps_the_key_and_an_answer_t
     config = _config(tmp_path, solutions=False, relay=1, agent=agent)
     built, built_report = build_examples(config, policy)
     assert {e.source for e in built} == {"relay-summary", "relay-answer"} and built_report.kept["solution"] == 0
+
+
+@pytest.mark.parametrize("path", sorted(Path(__file__).resolve().parents[2].glob("configs/sft-*.yaml")),
+                         ids=lambda p: p.name)
+def test_every_shipped_sft_config_loads(path: Path) -> None:
+    config = load_sft_config(path)
+    AgentConfig(**config.agent)
+    assert config.trajectories or config.solutions or config.relay  # each has a source of examples
