@@ -173,7 +173,7 @@ def branch_run(
                         for p, k in batch]
             generations = policy.generate(requests, params)
             flush()  # the previous batch's verdicts, judged while this batch was generated
-            for (point, k), gen in zip(batch, generations):
+            for (point, k), gen in zip(batch, generations, strict=True):
                 pending.append((point, k, gen, judge(tasks[point.trajectory.task_id], gen.text)))
         flush()
     return summarize(read_journal(out / BRANCHES_FILE))
