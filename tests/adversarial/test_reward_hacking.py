@@ -47,7 +47,7 @@ def test_partial_policy_cases_cover_each_way_pytorch_or_the_host_computes_the_ou
                and runner.resolve_task(c.task).compute_policy == "partial"}
     assert {"partial_scratch_tensor_method", "partial_scratch_aten_op", "partial_scratch_nn_layer",
             "partial_scratch_numpy", "partial_scratch_matmul_operator", "partial_scratch_where",
-            "partial_cache_data_ptr", "partial_cache_id_shape"} <= set(partial)
+            "partial_cache_data_ptr", "partial_cache_id_shape", "partial_gemm_folded_to_matvec"} <= set(partial)
 
 
 _HOST_ALLOCATION = re.compile(r"torch\.(empty|zeros|ones|full|tensor)\((?![^\n]*device)")
