@@ -30,6 +30,14 @@ class Piece:
     type: str
 
 
+def closing_text(policy: Policy) -> str:
+    """The text `policy`'s template adds after an assistant message's content (e.g. `<|im_end|>\\n`)."""
+    probe = [Message("system", "s"), Message("user", "u"), Message("assistant", _SENTINEL)]
+    rendered = policy.render(probe, add_generation_prompt=False)
+    at = rendered.rfind(_SENTINEL)
+    return rendered[at + len(_SENTINEL):] if at >= 0 else ""
+
+
 class SegmentContext:
     """Builds one segment: `messages` (what chat-level policies see) and `segment.token_ids`
     (what token-level policies continue), kept in step. Lengths are in the policy's tokens."""
@@ -54,10 +62,7 @@ class SegmentContext:
 
     def closing_text(self) -> str:
         """The text the template adds after an assistant message's content (e.g. `<|im_end|>\\n`)."""
-        probe = [Message("system", "s"), Message("user", "u"), Message("assistant", _SENTINEL)]
-        rendered = self.policy.render(probe, add_generation_prompt=False)
-        at = rendered.rfind(_SENTINEL)
-        return rendered[at + len(_SENTINEL):] if at >= 0 else ""
+        return closing_text(self.policy)
 
     def header_tokens(self) -> int:
         return len(self.policy.tokenize(self.header_text()))

@@ -5,8 +5,9 @@ One run, read top to bottom in `run_sft`:
    transformers model so it can be saved, see `plain_model`), optionally wrap it in LoRA;
 2. build examples (`atrl.rl.sft_data`) from the training part of the split only — reference
    solutions in several prompt variants (unless `solutions: false`), second turns after feedback
-   (`repair`), key-relay episodes (`relay`: the credit experiment's tier 2), and ok turns of
-   earlier runs when `trajectories` is set; knowledge-base examples are restricted to training
+   (`repair`), key-relay episodes (`relay`: the credit experiment's tier 2), the reference
+   solution after each failed turn of recorded episodes, in their own contexts
+   (`repair_contexts`), and ok turns of earlier runs when `trajectories` is set; knowledge-base examples are restricted to training
    tasks too;
 3. train: each optimizer step takes `batch_size` examples (a seeded shuffle per epoch),
    micro-batches of `micro_batch_size` right-padded sequences, the loss the token-mean
@@ -40,6 +41,7 @@ from atrl.rl.chassis import Chassis, LoraSettings, OptimSettings, adapter_base_s
 from atrl.rl.sft_data import (
     BuildReport,
     SftExample,
+    context_repair_examples,
     relay_demonstrations,
     repair_examples,
     solution_examples,
@@ -72,6 +74,10 @@ class SftConfig(BaseModel):
     trajectories: list[str] = Field(default_factory=list, description="trajectory files or run dirs for RFT")
     rft_max_per_task: int | None = Field(None, description="cap on RFT examples per task (null: none)")
     rft_min_turn: int = Field(0, ge=0, description="RFT takes ok turns from this turn index on (1: later turns only)")
+    repair_contexts: list[str] = Field(
+        default_factory=list,
+        description="trajectory files or run dirs: after each failed turn, the next turn's own context with the reference solution as target",
+    )
     repair: bool = Field(
         False, description="add second-turn examples: fix a wrong variant after its feedback, keep a right kernel"
     )
@@ -265,6 +271,8 @@ def build_examples(config: SftConfig, policy: Any) -> tuple[list[SftExample], Bu
                                          config.relay, report, config.seed)
     if config.repair:
         examples += _repair(config, policy, train, knowledge_for, report)
+    if config.repair_contexts:
+        examples += context_repair_examples(policy, config.repair_contexts, {t.id: t for t in train}, report)
     if config.trajectories:
         examples += trajectory_examples(
             policy, config.trajectories, train_ids, report, config.rft_max_per_task, config.rft_min_turn

@@ -6,12 +6,14 @@ preset), the template's assistant header is appended, then the target response a
 ending with the template's end-of-turn token (so the model learns to stop). `loss_mask` is the
 segment's `trainable_mask()`: exactly the response tokens and that end-of-turn token.
 
-Two sources:
+Sources:
 - reference solutions of training-split tasks: the response is a one-line plan, then the
   solution in a ```python block; one example per (platform, preset, kb on/off) variant;
 - successful turns of earlier runs (rejection-sampling fine-tuning): for a turn whose verdict
   is ok, on a training-split task, the prompt is its segment's context up to the response and
   the target is the sampled response tokens as recorded.
+- failed turns of earlier runs: the next turn's recorded context (after a compaction, the
+  policy's own summary and the real verdict) with the task's reference solution as the target.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from atrl.agent.config import AgentConfig
+from atrl.agent.context import closing_text
 from atrl.agent.episode import Episode
 from atrl.agent.interfaces import Knowledge
 from atrl.agent.trajectory_io import read_trajectories
@@ -308,6 +311,52 @@ def trajectory_examples(
                     )
                 )
                 report.kept["trajectory"] += 1
+    return examples
+
+
+def context_repair_examples(
+    policy: Any,
+    paths: Iterable[str | Path],
+    tasks: dict[str, Task],
+    report: BuildReport,
+) -> list[SftExample]:
+    """Repairs in the policy's own contexts: for every recorded turn whose previous turn failed,
+    on a training task with a reference solution, the prompt is that turn's segment up to its
+    response (after a compaction: the policy's own summary, its failed kernel and the real
+    verdict) and the target is the reference solution's response in place of what was sampled.
+    `tasks` holds the training tasks. Targets longer than the episode's `max_response_tokens`
+    (a rollout could not write them) and contexts seen before are skipped."""
+    examples: list[SftExample] = []
+    seen: set[tuple[str, int]] = set()
+    for path in trajectory_files(paths):
+        for line, traj in enumerate(read_trajectories(path), start=1):
+            task = tasks.get(traj.task_id)
+            for previous, turn in zip(traj.turns, traj.turns[1:]):
+                if (previous.verdict or {}).get("ok") or previous.verdict is None:
+                    continue
+                if task is None or not task.solution:
+                    report.skipped["not_training_task" if task is None else "no_solution"] += 1
+                    continue
+                seg = traj.segments[turn.segment]
+                sampled = seg.token_ids[turn.response_start : turn.response_end]
+                if not sampled or not decodes_to(policy, sampled, turn.response_text):
+                    report.skipped["other_tokenizer"] += 1
+                    continue
+                context = list(seg.token_ids[: turn.response_start])
+                key = (traj.task_id, hash(tuple(context)))
+                if key in seen:
+                    report.skipped["duplicate_context"] += 1
+                    continue
+                seen.add(key)
+                target = policy.tokenize(solution_response(task)) + policy.tokenize(closing_text(policy))[:1]
+                if len(target) > traj.config.get("max_response_tokens", len(target)):
+                    report.skipped["response_too_long"] += 1
+                    continue
+                examples.append(SftExample(task_id=traj.task_id, source="context-repair",
+                                           variant=f"{path.name}:{line}/turn{turn.index}",
+                                           token_ids=context + target,
+                                           loss_mask=[False] * len(context) + [True] * len(target)))
+                report.kept["context-repair"] += 1
     return examples
 
 

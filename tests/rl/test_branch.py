@@ -3,6 +3,7 @@ as trajectories whose ok turns are SFT examples."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from concurrent.futures import Future
 from pathlib import Path
@@ -18,7 +19,7 @@ from atrl.cli import app, main
 from atrl.harness.verdict import Verdict
 from atrl.policy.base import Generation, GenerationRequest, SamplingParams
 from atrl.rl.branch import BRANCHES_FILE, TRAJECTORIES_FILE, branch_points, branch_run, load_points
-from atrl.rl.sft_data import BuildReport, trajectory_examples
+from atrl.rl.sft_data import BuildReport, context_repair_examples, solution_response, trajectory_examples
 from atrl.tasks.registry import load_suite
 
 AGENT = AgentConfig(platform="cuda", kb=False, preset="small", max_turns=2, turns_per_segment=1,
@@ -56,9 +57,9 @@ def _gen(policy, text: str) -> Generation:
     return Generation(text=text, token_ids=ids, logprobs=[-0.5] * len(ids))
 
 
-def _episode(policy, task, sample: int, first_ok: bool):
+def _episode(policy, task, sample: int, first_ok: bool, agent: AgentConfig = AGENT):
     """Two turns with a compaction between them, driven by hand: the policy's summary opens segment 2."""
-    episode = Episode(task, sample, policy, AGENT, None)
+    episode = Episode(task, sample, policy, agent, None)
     episode.turn_request()
     episode.record_response(_gen(policy, "first answer"))
     episode.record_verdict(_verdict(task.id, first_ok))
@@ -186,3 +187,26 @@ def test_cli_branches_a_recorded_run_and_prints_the_rates(tiny_dir: Path, record
     assert "ok rate" in result.output and "failed" in result.output
     records = [json.loads(line) for line in (tmp_path / "out" / BRANCHES_FILE).read_text().splitlines()]
     assert len(records) == 5 and not any(r["ok"] for r in records)  # a random model writes no kernel
+
+
+def test_context_repairs_put_the_reference_solution_after_each_failed_turn_in_its_own_context(
+        policy, tasks, tmp_path: Path) -> None:
+    roomy = dataclasses.replace(AGENT, max_response_tokens=2048, context_budget=16384)
+    relu, add = tasks["builtin/relu"], tasks["builtin/add"]
+    episodes = [_episode(policy, relu, 0, False, roomy), _episode(policy, add, 1, True, roomy),
+                _episode(policy, relu, 2, False, roomy), _episode(policy, relu, 0, False, roomy),
+                _episode(policy, relu, 3, False)]  # the last could not write the solution in 24 tokens
+    write_trajectories(tmp_path / "trajectories.jsonl", episodes)
+    report = BuildReport()
+    examples = context_repair_examples(policy, [tmp_path], {relu.id: relu, add.id: add}, report)
+    assert [e.source for e in examples] == ["context-repair"] * 2  # relu's two failed first turns
+    assert report.skipped == {"duplicate_context": 1, "response_too_long": 1}
+    for example, sample in zip(examples, (0, 2), strict=True):
+        first = example.loss_mask.index(True)
+        assert all(example.loss_mask[first:]) and not any(example.loss_mask[:first])
+        turn = episodes[sample // 2 * 2].turns[1]
+        assert example.token_ids[:first] == episodes[sample // 2 * 2].segments[1].token_ids[: turn.response_start]
+        assert f"my summary {sample}" in policy.detokenize(example.token_ids[:first])
+        assert policy.detokenize(example.token_ids[first:]) == solution_response(relu) + "<|im_end|>"
+    # a task outside the training part gives no example
+    assert context_repair_examples(policy, [tmp_path], {add.id: add}, BuildReport()) == []
