@@ -331,7 +331,7 @@ def context_repair_examples(
     for path in trajectory_files(paths):
         for line, traj in enumerate(read_trajectories(path), start=1):
             task = tasks.get(traj.task_id)
-            for previous, turn in zip(traj.turns, traj.turns[1:]):
+            for previous, turn in itertools.pairwise(traj.turns):
                 if (previous.verdict or {}).get("ok") or previous.verdict is None:
                     continue
                 if task is None or not task.solution:
