@@ -8,7 +8,6 @@ import tempfile
 
 import pytest
 
-
 # Under pytest-xdist (the README's `-n 2` on a 2-core machine) each worker process gets one core:
 # one OpenMP thread in it and in the processes it starts, since two workers with a pool of two threads
 # each oversubscribe the cores (the heaviest test files ran 30% faster so). Set before torch loads.
