@@ -17,6 +17,7 @@ same OUT it skips the branches already written.
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -166,12 +167,14 @@ def branch_run(
             if on_batch:
                 on_batch(finished, total)
 
-        for lo in range(0, total, batch_size):
+        for call, lo in enumerate(range(0, total, batch_size)):
             batch = work[lo : lo + batch_size]
             requests = [GenerationRequest(messages=[], prompt_ids=p.prompt_ids(), task_id=p.trajectory.task_id,
-                                          turn=p.turn, sample=p.trajectory.sample * 1000 + k, kind="turn")
-                        for p, k in batch]
-            generations = policy.generate(requests, params)
+                                          turn=p.turn, sample=p.trajectory.sample, kind="turn")
+                        for p, _ in batch]
+            # a seeded run draws each call from its own seed, as the agent does (`AgentConfig.sampling`)
+            seeded = params if params.seed is None else dataclasses.replace(params, seed=params.seed + call)
+            generations = policy.generate(requests, seeded)
             flush()  # the previous batch's verdicts, judged while this batch was generated
             for (point, k), gen in zip(batch, generations, strict=True):
                 pending.append((point, k, gen, judge(tasks[point.trajectory.task_id], gen.text)))

@@ -7,8 +7,8 @@ One run, read top to bottom in `run_sft`:
    solutions in several prompt variants (unless `solutions: false`), second turns after feedback
    (`repair`), key-relay episodes (`relay`: the credit experiment's tier 2), the reference
    solution after each failed turn of recorded episodes, in their own contexts
-   (`repair_contexts`), and ok turns of earlier runs when `trajectories` is set; knowledge-base examples are restricted to training
-   tasks too;
+   (`repair_contexts`), and ok turns of earlier runs when `trajectories` is set;
+   knowledge-base examples are restricted to training tasks too;
 3. train: each optimizer step takes `batch_size` examples (a seeded shuffle per epoch),
    micro-batches of `micro_batch_size` right-padded sequences, the loss the token-mean
    cross-entropy over the step's target tokens (assistant tokens only), bf16 autocast on GPU,

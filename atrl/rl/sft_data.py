@@ -11,7 +11,7 @@ Sources:
   solution in a ```python block; one example per (platform, preset, kb on/off) variant;
 - successful turns of earlier runs (rejection-sampling fine-tuning): for a turn whose verdict
   is ok, on a training-split task, the prompt is its segment's context up to the response and
-  the target is the sampled response tokens as recorded.
+  the target is the sampled response tokens as recorded;
 - failed turns of earlier runs: the next turn's recorded context (after a compaction, the
   policy's own summary and the real verdict) with the task's reference solution as the target.
 """
@@ -98,11 +98,17 @@ def solution_response(task: Task, code: str | None = None) -> str:
     return f"{plan_line(task)}\n\n```python\n{(code or task.solution).strip()}\n```"
 
 
+def response_ids(policy: Any, text: str) -> list[int]:
+    """`text` as a response's tokens: its own, then the template's end-of-turn token (the model
+    learns to stop)."""
+    return policy.tokenize(text) + policy.tokenize(closing_text(policy))[:1]
+
+
 def _respond(episode: Episode, text: str) -> SftExample | str:
     """Append `text` as the episode's first response; the example, or the reason it is skipped."""
     policy, ctx = episode.policy, episode.ctx
     ctx.open_assistant("response", turn=0)
-    ids = policy.tokenize(text) + policy.tokenize(ctx.closing_text())[:1]
+    ids = response_ids(policy, text)
     if len(ids) > episode.config.max_response_tokens:
         return "response_too_long"
     ctx.add_generation(Generation(text=text, token_ids=ids, logprobs=[0.0] * len(ids)), "response", turn=0)
@@ -159,7 +165,7 @@ def solution_examples(
 
 def _generation(episode: Episode, text: str) -> Generation:
     """`text` as if sampled: its tokens and the template's end-of-turn token."""
-    ids = episode.policy.tokenize(text) + episode.policy.tokenize(episode.ctx.closing_text())[:1]
+    ids = response_ids(episode.policy, text)
     return Generation(text=text, token_ids=ids, logprobs=[0.0] * len(ids))
 
 
@@ -328,6 +334,7 @@ def context_repair_examples(
     (a rollout could not write them) and contexts seen before are skipped."""
     examples: list[SftExample] = []
     seen: set[tuple[str, int]] = set()
+    targets: dict[str, list[int]] = {}
     for path in trajectory_files(paths):
         for line, traj in enumerate(read_trajectories(path), start=1):
             task = tasks.get(traj.task_id)
@@ -348,7 +355,9 @@ def context_repair_examples(
                     report.skipped["duplicate_context"] += 1
                     continue
                 seen.add(key)
-                target = policy.tokenize(solution_response(task)) + policy.tokenize(closing_text(policy))[:1]
+                if task.id not in targets:
+                    targets[task.id] = response_ids(policy, solution_response(task))
+                target = targets[task.id]
                 if len(target) > traj.config.get("max_response_tokens", len(target)):
                     report.skipped["response_too_long"] += 1
                     continue

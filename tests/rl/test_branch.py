@@ -72,18 +72,20 @@ def _episode(policy, task, sample: int, first_ok: bool, agent: AgentConfig = AGE
 
 
 class Scripted:
-    """The tiny policy's tokenizer; every second sample of a prompt answers FIXED, the rest junk.
-    Records the prompts it was given."""
+    """The tiny policy's tokenizer; every second request it sees answers FIXED, the rest junk.
+    Records the prompts and seeds it was given."""
 
     def __init__(self, policy) -> None:
-        self.inner, self.name, self.prompts = policy, policy.name, []
+        self.inner, self.name, self.prompts, self.seeds = policy, policy.name, [], []
 
     def __getattr__(self, name):
         return getattr(self.inner, name)
 
     def generate(self, requests: list[GenerationRequest], params: SamplingParams) -> list[Generation]:
+        first = len(self.prompts)
         self.prompts += [r.prompt_ids for r in requests]
-        return [_gen(self.inner, FIXED if r.sample % 2 else "junk") for r in requests]
+        self.seeds.append(params.seed)
+        return [_gen(self.inner, FIXED if (first + i) % 2 else "junk") for i in range(len(requests))]
 
 
 def _judge(task, response: str) -> Future:
@@ -110,8 +112,9 @@ def test_each_branch_continues_the_recorded_context_and_is_judged(policy, tasks,
     assert [(p.trajectory.task_id, p.after_ok) for p in points] == [
         ("builtin/relu", False), ("builtin/add", True), ("builtin/relu", False)]
     scripted = Scripted(policy)
-    summary = branch_run(scripted, _judge, points, tasks, tmp_path / "out", 4, 2, SamplingParams(max_tokens=24),
-                         batch_size=3)
+    summary = branch_run(scripted, _judge, points, tasks, tmp_path / "out", 4, 2,
+                         SamplingParams(max_tokens=24, seed=7), batch_size=3)
+    assert scripted.seeds == [7, 8, 9, 10]  # each generate call its own seed
 
     # the prompts are segment 2's tokens up to the response: the task and the policy's own summary
     original = points[0].trajectory
