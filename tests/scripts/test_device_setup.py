@@ -76,3 +76,24 @@ def test_the_model_carried_in_three_parts_is_joined_and_checked(tmp_path):
     (last / ".m" / "sha256").write_text("0" * 64 + "\n")  # a part lost between calls: named, not used
     out = _call(last, home, 'echo "GGUF=$ATRL_SMOLLM2_GGUF"')
     assert "checksum mismatch" in out.stderr and "GGUF=\n" in out.stdout
+
+
+def test_the_ray_wheel_is_joined_only_once_every_part_has_come(tmp_path):
+    import hashlib
+
+    wheel = bytes(range(256)) * 900
+    chunks = [wheel[:80_000], wheel[80_000:160_000], wheel[160_000:]]
+    home = tmp_path / "home"
+    joined = []
+    for index, chunk in enumerate(chunks):
+        tree = tmp_path / f"call{index}"  # one part per call, with the wheel's name, count and checksum
+        (tree / ".rayp").mkdir(parents=True)
+        (tree / ".rayw").mkdir()
+        (tree / ".rayp" / f"part0{index}").write_bytes(chunk)
+        (tree / ".rayp" / "name").write_text("ray-test.whl\n")
+        (tree / ".rayp" / "count").write_text("3\n")
+        (tree / ".rayp" / "sha256").write_text(hashlib.sha256(wheel).hexdigest() + "\n")
+        _call(tree, home)
+        joined.append(tree / ".rayw" / "ray-test.whl")
+    assert not joined[0].exists() and not joined[1].exists()
+    assert joined[2].read_bytes() == wheel
