@@ -14,7 +14,8 @@
 #   scripts/gpu_lora_rl.sh screen2  the screen again, of $ROOT/lsft2/model            -> $ROOT/screen2
 #   scripts/gpu_lora_rl.sh rl       STEPS steps of LoRA RL on the kept tasks            -> $ROOT/rl
 #   scripts/gpu_lora_rl.sh all      the three in order
-#   scripts/gpu_lora_rl.sh collect  metrics, configs, logs and both adapters (bf16)     -> $OUTDIR
+#   scripts/gpu_lora_rl.sh collect  metrics, configs, logs, both adapters (bf16) and the screens' and
+#                                   branches' trajectories (rollouts.txz)            -> $OUTDIR
 #   scripts/gpu_lora_rl.sh detach PHASE...  (first) run the phases in the background, in a new session, so
 #                                   that they outlive the device call (back-to-back calls keep the
 #                                   machine); log in $ROOT/detached.log
@@ -128,6 +129,10 @@ with tempfile.TemporaryDirectory() as tmp:
 PYEOF
     done
     (cd "$ROOT" && tar czf "$OUTDIR/records.tgz" --ignore-failed-read $(ls -d *.log screen*.ids */metrics.jsonl */config.yaml screen*/episodes.jsonl screen*/*.md branch/branches.jsonl 2>/dev/null))
+    # the rollouts a later stage is built from (token ids: ~25 MB a screen, ~1 MB xz-compressed)
+    local rollouts
+    rollouts=$(cd "$ROOT" && ls screen*/trajectories.jsonl branch/trajectories.jsonl 2>/dev/null || true)
+    [ -n "$rollouts" ] && (cd "$ROOT" && tar cJf "$OUTDIR/rollouts.txz" $rollouts)
     ls -la "$OUTDIR"
 }
 
