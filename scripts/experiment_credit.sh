@@ -16,9 +16,10 @@
 #   scripts/experiment_credit.sh relay-summary  per-seed areas under the relay curve over STEPS steps, tests, plot
 #                                               (runs short of STEPS are left out and named) -> $ROOT/summary
 #   scripts/experiment_credit.sh relay-collect  tier 1's positive control: the relay start (RELAY_START, else the
-#                                               rule's pick) plays SAMPLES episodes of RELAY_T1_TASKS tasks of the
-#                                               key-relay environment                           -> $ROOT/relay-rollouts
-#   scripts/experiment_credit.sh relay-gradients  every estimator's gradient on those rollouts  -> $ROOT/relay-gradients
+#                                               rule's pick) plays RELAY_T1_GROUPS groups of SAMPLES episodes of each
+#                                               of RELAY_T1_TASKS tasks of the key-relay environment -> $ROOT/relay-rollouts
+#   scripts/experiment_credit.sh relay-gradients  every estimator's gradient on those rollouts, one group per
+#                                               SAMPLES episodes of a task                     -> $ROOT/relay-gradients
 #   scripts/experiment_credit.sh tier3          tier 3: every arm x seed of LoRA RL from T3_START on the real
 #                                               harness (configs/experiment-credit-tier3.yaml), on the tasks
 #                                               its screen kept (T3_SCREEN), T3_PARALLEL at a time -> $ROOT/t3-<arm>-s<seed>
@@ -53,7 +54,7 @@
 # RELAY_START (the arms' start; default: the checkpoint of $ROOT/relay-sft chosen by its relay rate),
 # OMP_NUM_THREADS (CPU threads per run; default: the cores shared among PARALLEL runs), WATCH_S, OUTDIR;
 # tier 1: START (hf:runs/sft/model), SAMPLES (8), BACKEND (cuda), COLLECT_SET (more eval --set overrides),
-# T1_ROLLOUTS, RELAY_T1_TASKS (39: every task of the relay config);
+# T1_ROLLOUTS, RELAY_T1_TASKS (39: every task of the relay config), RELAY_T1_GROUPS (1), RELAY_T1_CHUNK;
 # tier 3: T3_START (hf:runs/repair/lsft/model), T3_SCREEN (runs/repair/screen.ids: the `task_ids=[...]` that
 # `scripts/gpu_lora_rl.sh screen` writes), T3_ARMS ("seg traj grpo"), T3_SEEDS ("0 1 2"), T3_STEPS (40),
 # T3_PARALLEL (3), T3_EVAL_STEPS ("10 20 40"), T3_SAMPLES (8), T3_SET (more key=value overrides for every
@@ -80,6 +81,8 @@ START=${START:-hf:runs/sft/model}
 RELAY_START=${RELAY_START:-}
 SAMPLES=${SAMPLES:-8}
 RELAY_T1_TASKS=${RELAY_T1_TASKS:-39}
+RELAY_T1_GROUPS=${RELAY_T1_GROUPS:-1}  # groups per task (more groups than the config's 39 tasks)
+RELAY_T1_CHUNK=${RELAY_T1_CHUNK:-}  # tasks played at a time (default: all)
 T1_ROLLOUTS=${T1_ROLLOUTS:-$ROOT/rollouts}
 BACKEND=${BACKEND:-cuda}
 COLLECT_SET=${COLLECT_SET:-}
@@ -158,14 +161,15 @@ relay_collect() {  # tier 1 on the key relay: fixed rollouts of the arms' start,
     [ -f "$out/trajectories.jsonl" ] && { echo "[relay-collect] finished: $out"; return 0; }
     choose_relay_start relay-collect || return 2
     mkdir -p "$out"
-    $PY benchmarks/relay_rate.py --policy "$RELAY_START" --tasks "$RELAY_T1_TASKS" --samples "$SAMPLES" \
+    $PY benchmarks/relay_rate.py --policy "$RELAY_START" --tasks "$RELAY_T1_TASKS" \
+        --samples $((SAMPLES * RELAY_T1_GROUPS)) ${RELAY_T1_CHUNK:+--chunk "$RELAY_T1_CHUNK"} \
         ${RELAY_RATE_SET:-} --json "$out/rates.json" --trajectories "$out"
 }
 
 relay_gradients() {
     choose_relay_start relay-gradients || return 2
     $PY benchmarks/credit_gradients.py --run "$ROOT/relay-rollouts" --model "$RELAY_START" --arms seg,traj,grpo \
-        --out "$ROOT/relay-gradients"
+        --group-size "$SAMPLES" --out "$ROOT/relay-gradients"
 }
 
 relay() {

@@ -38,14 +38,22 @@ PARTS = ("all", "later_segments", "summaries")
 
 def load_groups(run_dir: Path, group_size: int | None = None, steps: Sequence[int] | None = None) -> list[list[Trajectory]]:
     """Groups of fixed rollouts: an `atrl eval --out` directory (`trajectories.jsonl`: each task's
-    samples are one group) or an `atrl train --out` directory (`trajectories/step_*.jsonl`,
+    samples are one group, or with `group_size` consecutive groups of that many, in sample order:
+    more groups than tasks) or an `atrl train --out` directory (`trajectories/step_*.jsonl`,
     task-major groups of `group_size`)."""
     run_dir = Path(run_dir)
     if (run_dir / "trajectories.jsonl").exists():
         by_task: dict[str, list[Trajectory]] = {}
         for traj in read_trajectories(run_dir / "trajectories.jsonl"):
             by_task.setdefault(traj.task_id, []).append(traj)
-        return [sorted(g, key=lambda t: t.sample) for _, g in sorted(by_task.items()) if len(g) > 1]
+        tasks = [sorted(g, key=lambda t: t.sample) for _, g in sorted(by_task.items())]
+        if group_size is None:
+            return [g for g in tasks if len(g) > 1]
+        uneven = sorted({len(g) for g in tasks if len(g) % group_size})
+        if uneven:
+            raise UsageError(f"{run_dir}: tasks with {uneven} samples, not a multiple of group_size {group_size}",
+                             "pass a group size that divides every task's samples")
+        return [g[i : i + group_size] for g in tasks for i in range(0, len(g), group_size)]
     files = sorted((run_dir / "trajectories").glob("step_*.jsonl"))
     if steps is not None:
         files = [f for f in files if int(f.stem.split("_")[1]) in set(steps)]

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from atrl.errors import UsageError
 from atrl.rl.credit_gradients import load_groups
 
 _PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "relay_rate.py"
@@ -53,3 +54,15 @@ def test_existing_rollouts_are_never_overwritten(tmp_path, monkeypatch, tiny_mod
     with pytest.raises(SystemExit):
         _main(monkeypatch, tiny_model, "--tasks", "1", "--samples", "2", "--trajectories", str(tmp_path))
     assert (tmp_path / "trajectories.jsonl").read_text() == "kept\n"
+
+
+def test_more_groups_than_tasks_come_from_more_samples_split_in_sample_order(tmp_path, monkeypatch, tiny_model):
+    out = tmp_path / "rollouts"
+    _main(monkeypatch, tiny_model, "--tasks", "2", "--samples", "4", "--trajectories", str(out))
+    groups = load_groups(out, group_size=2)
+    assert [len(g) for g in groups] == [2, 2, 2, 2]
+    assert [[t.sample for t in g] for g in groups] == [[0, 1], [2, 3], [0, 1], [2, 3]]
+    assert all(len({t.task_id for t in g}) == 1 for g in groups) and groups[0][0].task_id != groups[2][0].task_id
+    assert [len(g) for g in load_groups(out)] == [4, 4]  # without a group size: one group per task
+    with pytest.raises(UsageError, match="not a multiple of group_size 3"):
+        load_groups(out, group_size=3)

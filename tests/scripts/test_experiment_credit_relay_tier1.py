@@ -1,6 +1,6 @@
 """scripts/experiment_credit.sh's tier-1 positive control on the key relay, end to end on a tiny
-random model: the start's rollouts are collected once, every estimator's gradient is compared on
-them, and the rollouts travel in nothing that `bring` returns."""
+random model: the start's rollouts are collected once (two groups per task here: more groups than
+tasks), every estimator's gradient is compared on them, and the rollouts travel in nothing that `bring` returns."""
 
 from __future__ import annotations
 
@@ -27,10 +27,11 @@ def test_relay_tier1_collects_once_then_compares_the_estimators(tmp_path):
 
     build_tiny_model(tmp_path / "tiny", 0)
     root, start = tmp_path / "root", f"hf:{tmp_path / 'tiny'}"
-    out = _run(root, "relay-collect", "relay-gradients", "bring", RELAY_START=start, OUTDIR=str(tmp_path / "out"))
+    out = _run(root, "relay-collect", "relay-gradients", "bring", RELAY_START=start, OUTDIR=str(tmp_path / "out"),
+               RELAY_T1_GROUPS="2", RELAY_T1_CHUNK="2")
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     data = json.loads((root / "relay-gradients" / "gradients.json").read_text())
-    assert data["groups"] == 4 and data["episodes"] == 8 and set(data["results"]) == {"seg", "traj", "grpo"}
+    assert data["groups"] == 8 and data["episodes"] == 16 and set(data["results"]) == {"seg", "traj", "grpo"}
     assert set(data["differences"]) == {"seg − traj", "seg − grpo"}
     with tarfile.open(tmp_path / "out" / "credit-records.tgz") as records:
         names = records.getnames()
@@ -41,6 +42,7 @@ def test_relay_tier1_collects_once_then_compares_the_estimators(tmp_path):
     # tier 1's own phase reads rollouts from any `atrl eval`-shaped directory (e.g. the tier-3 screen)
     other = _run(root, "gradients", START=start, T1_ROLLOUTS=str(root / "relay-rollouts"))
     assert other.returncode == 0 and json.loads((root / "gradients" / "gradients.json").read_text())["groups"] == 4
+    # (there each task's samples are one group: 4 tasks, 4 episodes each)
 
 
 def test_without_a_start_the_rule_says_which_phase_to_run(tmp_path):
