@@ -148,9 +148,13 @@ def load_sft_config(path: str | Path | None, overrides: list[str] | None = None,
 
 
 # -- the model ---------------------------------------------------------------------------------
-def load_start_policy(spec: str, out: Path) -> Any:
+def load_start_policy(spec: str, out: Path, lora: bool = False) -> Any:
     """The policy to fine-tune, with fp32 weights: `tiny-random[:SEED]` (a tiny random model
-    built in OUT/tiny-model, for CPU runs) or any `hf` spec of `atrl.policy.load_policy`."""
+    built in OUT/tiny-model, for CPU runs) or any `hf` spec of `atrl.policy.load_policy`.
+    With `lora`, a start that is a LoRA adapter is loaded unmerged and trainable, so that the
+    training continues it (as `atrl train` does): the checkpoints' adapters then hold the whole
+    adaptation and record the adapter's own base. Merged, a second adapter would be stacked on
+    it, and a checkpoint's adapter alone would lose the first."""
     from atrl.policy.hf import HFPolicy
 
     if spec == "tiny-random" or spec.startswith("tiny-random:"):
@@ -167,7 +171,10 @@ def load_start_policy(spec: str, out: Path) -> Any:
             raise UsageError(
                 f"sft needs a local model, got {spec!r}", "use smollm2-135m, hf:PATH or tiny-random"
             )
-        policy = load_policy(spec, dtype=torch.float32)
+        from atrl.policy.adapters import start_adapter
+
+        trainable = {"adapter_trainable": True} if lora and start_adapter(spec) is not None else {}
+        policy = load_policy(spec, dtype=torch.float32, **trainable)
     policy.model = plain_model(policy.model)
     return policy
 
@@ -316,7 +323,7 @@ def run_sft(
     random.seed(config.seed)
     torch.manual_seed(config.seed)
     if policy is None:
-        policy = load_start_policy(config.model, out)
+        policy = load_start_policy(config.model, out, config.lora)
     report = BuildReport()
     if examples is None:
         examples, report = build_examples(config, policy)

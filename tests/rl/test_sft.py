@@ -353,3 +353,33 @@ def test_every_shipped_sft_config_loads(path: Path) -> None:
     config = load_sft_config(path)
     AgentConfig(**config.agent)
     assert config.trajectories or config.solutions or config.relay  # each has a source of examples
+
+
+def test_sft_from_a_lora_adapter_continues_it_so_a_checkpoint_adapter_alone_is_the_whole_model(
+    tiny_dir: Path, tmp_path: Path
+) -> None:
+    # stage 1: a LoRA adapter of the tiny model; stage 2 starts from that adapter. The stage-2
+    # checkpoint's adapter, loaded by itself over its recorded base, must be the stage-2 model
+    # (OUT/model, merged), not the stage-2 update alone on the bare base.
+    from atrl.policy import load_policy
+    from atrl.policy.adapters import read_base_spec
+
+    tasks = [_short_task("relu", "torch.relu"), _short_task("add", "torch.add")]
+    examples = solution_examples(
+        _policy(tiny_dir), tasks, {}, ["cuda"], ["small"], [False], lambda _: None, BuildReport()
+    )
+    lora = {"lora": True, "lora_r": 4, "lora_alpha": 8, "batch_size": 2, "micro_batch_size": 2, "lr": 3e-2,
+            "warmup_steps": 0, "schedule": "constant", "max_steps": 3, "save_every": 3, "save_dtype": "float32"}
+    first = run_sft(_config(tmp_path / "stage1", model=f"hf:{tiny_dir}", **lora), examples=examples)
+    adapter1 = first.out_dir / "checkpoints" / "step_000003" / "model"
+    second = run_sft(_config(tmp_path / "stage2", model=f"hf:{adapter1}", **lora), examples=examples)
+    adapter2 = second.out_dir / "checkpoints" / "step_000003" / "model"
+    assert read_base_spec(adapter2) == f"hf:{tiny_dir}"
+    merged = load_policy(f"hf:{second.model_dir}", device="cpu", dtype=torch.float32).model.state_dict()
+    alone = load_policy(f"hf:{adapter2}", device="cpu", dtype=torch.float32).model.state_dict()
+    base = load_policy(f"hf:{tiny_dir}", device="cpu", dtype=torch.float32).model.state_dict()
+    stage1 = load_policy(f"hf:{adapter1}", device="cpu", dtype=torch.float32).model.state_dict()
+    changed = [k for k in base if not torch.allclose(base[k], stage1[k])]
+    assert changed  # stage 1 moved the weights: losing it would show
+    for name, weight in merged.items():
+        assert torch.allclose(alone[name], weight, atol=1e-5), name
