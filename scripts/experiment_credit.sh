@@ -42,7 +42,8 @@
 #   scripts/experiment_credit.sh watch          progress every minute for WATCH_S seconds, or until the
 #                                               detached phases end
 #   scripts/experiment_credit.sh bring          tier 2's records (rates, choice, each run's metrics, config
-#                                               and log, the summary; no weights) -> $OUTDIR/credit-records.tgz
+#                                               and log, the summary; no weights) -> $OUTDIR/credit-records.tgz,
+#                                               and tier 1's per-group gradients in 15 MB parts
 # e.g. one call `detach relay-start relay relay-summary` then `WATCH_S=480 OUTDIR=$OUT ... watch bring`,
 # and calls issued back to back of `watch bring` alone: every call ends by bringing the records so far,
 # since a machine that stops answering mid-call returns nothing of that call.
@@ -306,6 +307,16 @@ bring() {  # the records, no weights: small enough to come back from the GPU mac
         | grep -v -e '/model/' -e 'sft_data.jsonl' -e 'relay-rollouts/trajectories.jsonl' | tar czf - -T -) \
         > "$outdir/credit-records.tgz"
     echo "[bring] $(tar tzf "$outdir/credit-records.tgz" | wc -l) files -> $outdir/credit-records.tgz"
+    # tier 1's per-group gradients (tables recomputed from them on a CPU: benchmarks/credit_gradients.py
+    # --from-gradients), in parts of 15 MB (46 MB at 312 groups); join with `cat NAME.partNN > gradients.pt`
+    local pt name
+    for pt in "$ROOT"/relay-gradients/gradients.pt "$ROOT"/gradients/gradients.pt; do
+        [ -f "$pt" ] || continue
+        name=$(basename "$(dirname "$pt")")-gradients.pt
+        rm -f "$outdir/$name".part*
+        split -b 15000000 -d "$pt" "$outdir/$name.part"
+        echo "[bring] $pt -> $(ls "$outdir/$name".part* | wc -l) parts ($outdir/$name.partNN)"
+    done
 }
 
 [ $# -gt 0 ] || { sed -n '2,/^set -euo/{/^set -euo/!p}' "$0"; exit 2; }

@@ -37,6 +37,8 @@ def test_relay_tier1_collects_once_then_compares_the_estimators(tmp_path):
         names = records.getnames()
     assert "./relay-gradients/gradients.json" in names and "./relay-rollouts/rates.json" in names
     assert not any(name.endswith("trajectories.jsonl") for name in names)
+    parts = sorted((tmp_path / "out").glob("relay-gradients-gradients.pt.part*"))  # the per-group gradients
+    assert parts and b"".join(p.read_bytes() for p in parts) == (root / "relay-gradients" / "gradients.pt").read_bytes()
     again = _run(root, "relay-collect", RELAY_START=start)
     assert again.returncode == 0 and "[relay-collect] finished" in again.stdout
     # tier 1's own phase reads rollouts from any `atrl eval`-shaped directory (e.g. the tier-3 screen)
