@@ -167,9 +167,10 @@ def load_start_policy(spec: str, out: Path, lora: bool = False) -> Any:
     else:
         from atrl.policy import load_policy
 
-        if not (spec == "smollm2-135m" or spec.startswith("hf:")):
+        if not (spec in ("smollm2-135m", "smollm2-135m-triton") or spec.startswith("hf:")):
             raise UsageError(
-                f"sft needs a local model, got {spec!r}", "use smollm2-135m, hf:PATH or tiny-random"
+                f"sft needs a local model, got {spec!r}",
+                "use smollm2-135m, smollm2-135m-triton (the shipped adapter), hf:PATH or tiny-random",
             )
         from atrl.policy.adapters import start_adapter
 

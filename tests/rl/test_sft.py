@@ -383,3 +383,27 @@ def test_sft_from_a_lora_adapter_continues_it_so_a_checkpoint_adapter_alone_is_t
     assert changed  # stage 1 moved the weights: losing it would show
     for name, weight in merged.items():
         assert torch.allclose(alone[name], weight, atol=1e-5), name
+
+
+@pytest.mark.parametrize(("spec", "lora", "continued"), [
+    ("smollm2-135m-triton", True, True),  # the shipped adapter, continued (docs/training.md)
+    ("smollm2-135m-triton", False, False),  # full fine-tuning: the adapter merged into the weights
+    ("smollm2-135m", True, False),  # no adapter to continue
+])
+def test_sft_loads_the_shipped_adapter_as_a_start_and_continues_it_under_lora(
+    spec: str, lora: bool, continued: bool, tiny_dir: Path, tmp_path: Path, monkeypatch
+) -> None:
+    import atrl.policy
+    from atrl.rl.sft import load_start_policy
+
+    asked: list[tuple[str, dict]] = []
+
+    def fake_load_policy(name: str, **options):
+        asked.append((name, options))
+        return _policy(tiny_dir)
+
+    monkeypatch.setattr(atrl.policy, "load_policy", fake_load_policy)
+    load_start_policy(spec, tmp_path, lora)
+    assert asked == [(spec, {"dtype": torch.float32, **({"adapter_trainable": True} if continued else {})})]
+    with pytest.raises(UsageError, match="sft needs a local model"):
+        load_start_policy("openai:gpt-x", tmp_path, lora)
