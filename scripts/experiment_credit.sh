@@ -55,7 +55,9 @@
 # RELAY_START (the arms' start; default: the checkpoint of $ROOT/relay-sft chosen by its relay rate),
 # OMP_NUM_THREADS (CPU threads per run; default: the cores shared among PARALLEL runs), WATCH_S, OUTDIR;
 # tier 1: START (hf:runs/sft/model), SAMPLES (8), BACKEND (cuda), COLLECT_SET (more eval --set overrides),
-# T1_ROLLOUTS, RELAY_T1_TASKS (39: every task of the relay config), RELAY_T1_GROUPS (1), RELAY_T1_CHUNK;
+# T1_ROLLOUTS, T1_GROUP_SIZE (groups of that many of a task's samples; default: all of them, one group
+# per task: e.g. SAMPLES=64 T1_GROUP_SIZE=8 collect gradients gives 8 groups a task),
+# RELAY_T1_TASKS (39: every task of the relay config), RELAY_T1_GROUPS (1), RELAY_T1_CHUNK;
 # tier 3: T3_START (hf:runs/repair/lsft/model), T3_SCREEN (runs/repair/screen.ids: the `task_ids=[...]` that
 # `scripts/gpu_lora_rl.sh screen` writes), T3_ARMS ("seg traj grpo"), T3_SEEDS ("0 1 2"), T3_STEPS (40),
 # T3_PARALLEL (3), T3_EVAL_STEPS ("10 20 40"), T3_SAMPLES (8), T3_SET (more key=value overrides for every
@@ -331,7 +333,8 @@ fi
 for phase in "$@"; do
     case "$phase" in
         collect) collect ;;
-        gradients) $PY benchmarks/credit_gradients.py --run "$T1_ROLLOUTS" --model "$START" --out "$ROOT/gradients" ;;
+        gradients) $PY benchmarks/credit_gradients.py --run "$T1_ROLLOUTS" --model "$START" \
+            ${T1_GROUP_SIZE:+--group-size "$T1_GROUP_SIZE"} --out "$ROOT/gradients" ;;
         relay-start) relay_start ;;
         relay) relay ;;
         relay-collect) relay_collect ;;

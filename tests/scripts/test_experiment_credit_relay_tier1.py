@@ -44,7 +44,9 @@ def test_relay_tier1_collects_once_then_compares_the_estimators(tmp_path):
     # tier 1's own phase reads rollouts from any `atrl eval`-shaped directory (e.g. the tier-3 screen)
     other = _run(root, "gradients", START=start, T1_ROLLOUTS=str(root / "relay-rollouts"))
     assert other.returncode == 0 and json.loads((root / "gradients" / "gradients.json").read_text())["groups"] == 4
-    # (there each task's samples are one group: 4 tasks, 4 episodes each)
+    # (there each task's samples are one group: 4 tasks, 4 episodes each), or groups of T1_GROUP_SIZE
+    split = _run(root, "gradients", START=start, T1_ROLLOUTS=str(root / "relay-rollouts"), T1_GROUP_SIZE="2")
+    assert split.returncode == 0 and json.loads((root / "gradients" / "gradients.json").read_text())["groups"] == 8
 
 
 def test_without_a_start_the_rule_says_which_phase_to_run(tmp_path):
