@@ -4,8 +4,9 @@
 weights, while recording the first adapter's base beside the new one, so a checkpoint's adapter
 alone lost the first stage (fixed: it now continues the adapter). This writes such a pair as the
 one adapter it stands for: rank r1 + r2 (peft's `cat` combination: A stacked, B side by side,
-each B scaled by its own alpha/r relative to the first's, which the result keeps), with the first adapter's base, config and tokenizer files. Its
-merged weights are checked against merging the two in turn before anything is written.
+each B scaled by its own alpha/r relative to the first's, which the result keeps), with the first
+adapter's other files (its base spec, base config, tokenizer). Its merged weights are checked
+against merging the two in turn before anything is written.
 
     python scripts/compose_adapters.py FIRST SECOND OUT
 """
@@ -57,10 +58,9 @@ def compose(first: Path, second: Path, out: Path, atol: float = 1e-4) -> float:
     with tempfile.TemporaryDirectory() as tmp:
         model.save_pretrained(tmp, selected_adapters=["composed"])
         staged = Path(tmp) / "composed"
-        for name in ("atrl_base.json", "base_config.json", "tokenizer_config.json", "tokenizer.json",
-                     "chat_template.jinja", "special_tokens_map.json", "vocab.json", "merges.txt"):
-            if (first / name).is_file():
-                shutil.copy(first / name, staged / name)
+        for f in first.iterdir():  # all but the adapter itself, which peft just wrote
+            if f.is_file() and not (staged / f.name).exists():
+                shutil.copy(f, staged / f.name)
         expected = merged_weights(first, second)
         got = merged_weights(staged)
         worst = max(float((expected[k] - got[k]).abs().max()) for k in expected)

@@ -2,7 +2,7 @@
 # Run here (no GPU needed) before GPU work: stage what the GPU machine lacks, in git-ignored folders.
 #   .whl/  wheels of the pure-Python packages missing there (gguf, bm25s, pydantic and its parts)
 #   .m/    the default model's GGUF file split into parts of 17 MB, with its sha256
-# One device call carries at most 64 MiB and the tracked tree (~46 MB, the experiment records with
+# One device call carries at most 64 MiB and the tracked tree (~45 MB, the experiment records with
 # their adapters included) travels with each, so the model travels in six back-to-back calls:
 #   calls 1-6: carry [".m/partNN"]        command: bash scripts/device_setup.sh partNN   (NN = 00 ... 05)
 #   call 7: carry [".m/sha256", ".whl"]   command: source scripts/device_setup.sh && <work>
