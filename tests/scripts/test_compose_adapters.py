@@ -43,6 +43,9 @@ def test_two_stacked_adapters_load_as_one_adapter_equal_to_both_in_turn(tmp_path
     assert cli.main([str(first), str(second), str(tmp_path / "both")]) == 0
     config = json.loads((tmp_path / "both" / "adapter_config.json").read_text())
     assert config["r"] == 6 and config["lora_alpha"] == 12  # the first's alpha/r = 2 kept
+    from atrl.policy.adapters import read_base_spec
+
+    assert read_base_spec(tmp_path / "both") == f"hf:{base}"  # the first's base spec, not peft's recorded path
     expected = cli.merged_weights(first, second)
     alone = HFPolicy(tmp_path / "both", device="cpu", dtype=torch.float32, engine=None).model.state_dict()
     without_second = cli.merged_weights(first)
