@@ -67,7 +67,7 @@ def measure(grads: dict[str, torch.Tensor], splits: int, resamples: int) -> dict
     whole = grads["all"]
     n = whole.shape[0]
     cosines = split_half_cosines(whole, splits)
-    return {
+    result = {
         "groups": n,
         "groups_with_signal": int((whole.abs().sum(1) > 0).sum()),
         "split_half_cosine": statistics.fmean(cosines),
@@ -76,12 +76,14 @@ def measure(grads: dict[str, torch.Tensor], splits: int, resamples: int) -> dict
         "signal_to_noise": signal_to_noise(whole),
         "signal_to_noise_ci95": list(bootstrap(lambda idx: signal_to_noise(whole[idx]), n, resamples,
                                                estimate=signal_to_noise(whole))),
-        "share_later_segments": share(grads["later_segments"], whole),
-        "share_later_segments_ci95": list(bootstrap(
-            lambda idx: share(grads["later_segments"][idx], whole[idx]), n, resamples)),
-        "share_summaries": share(grads["summaries"], whole),
-        "share_summaries_ci95": list(bootstrap(lambda idx: share(grads["summaries"][idx], whole[idx]), n, resamples)),
     }
+    for key, part in (("share_later_segments", grads["later_segments"]), ("share_summaries", grads["summaries"])):
+        # moved by the bootstrap's bias too: a resample's sum carries the noise twice, which pulls
+        # every share towards the noise's own share, so an unmoved interval can miss its estimate
+        result[key] = share(part, whole)
+        result[f"{key}_ci95"] = list(bootstrap(lambda idx, part=part: share(part[idx], whole[idx]), n, resamples,
+                                               estimate=result[key]))
+    return result
 
 
 def difference(a: torch.Tensor, b: torch.Tensor, splits: int, resamples: int) -> dict:

@@ -235,10 +235,21 @@ def signal_to_noise(grads: torch.Tensor) -> float:
 
 
 def share(part: torch.Tensor, whole: torch.Tensor) -> float:
-    """(Σ part) · (Σ whole) / ‖Σ whole‖²: the share of the summed gradient the part contributes."""
-    total = whole.sum(0)
-    norm = float(total @ total)
-    return float(part.sum(0) @ total) / norm if norm > 0 else 0.0
+    """The share of the expected summed gradient that the part contributes, E[Σ part] · E[Σ whole] /
+    ‖E[Σ whole]‖², with the groups' noise taken off both products as in `signal_to_noise`:
+    (Σ part) · (Σ whole) overstates the signal by n times the groups' covariance of part and whole, and
+    ‖Σ whole‖² by n times their variance, so a noisy part would otherwise claim the share of the noise
+    it carries. 0 when no signal is left in the whole."""
+    n = whole.shape[0]
+    part_sum, whole_sum = part.sum(0), whole.sum(0)
+    if n > 1:
+        part_dev, whole_dev = part - part.mean(0), whole - whole.mean(0)
+        cross_noise = n * float((part_dev * whole_dev).sum()) / (n - 1)
+        whole_noise = n * float((whole_dev * whole_dev).sum()) / (n - 1)
+    else:
+        cross_noise = whole_noise = 0.0
+    signal = float(whole_sum @ whole_sum) - whole_noise
+    return (float(part_sum @ whole_sum) - cross_noise) / signal if signal > 0 else 0.0
 
 
 def bootstrap(values_of: Callable[[list[int]], float], n_groups: int, samples: int = 1000, seed: int = 0,

@@ -124,9 +124,10 @@ def test_segment_credit_changes_the_gradient_of_multi_segment_episodes(two_segme
     _, seg = _grads(two_segment_run, SEG)
     _, traj = _grads(two_segment_run, TRAJ)
     assert not torch.allclose(seg["all"], traj["all"])
-    for grads in (seg, traj):  # parts are parts of the whole gradient
-        assert 0 < abs(share(grads["later_segments"], grads["all"])) < 2
-        assert share(grads["all"], grads["all"]) == pytest.approx(1.0)
+    # parts are parts of the whole gradient (a plain ratio: `share` takes the noise off, all of it at 2 groups)
+    for grads in (seg, traj):
+        later, whole = grads["later_segments"].sum(0), grads["all"].sum(0)
+        assert 0 < abs(float(later @ whole) / float(whole @ whole)) < 2
 
 
 def test_the_sketch_is_linear_and_keeps_norms_roughly():
@@ -165,6 +166,24 @@ def test_signal_to_noise_takes_the_noise_off_the_mean_norm_and_its_bootstrap_cov
     assert 0.75 < estimate < 1.25
     low, high = bootstrap(lambda idx: signal_to_noise(grads[idx]), n, 300, estimate=estimate)
     assert low <= estimate <= high and high - low < 1.0
+
+
+def test_share_takes_the_noise_off_and_its_bootstrap_covers_it():
+    """A part that carries half of the signal and nearly all of the noise has a share of 0.5, not the
+    noise's share (the plain ratio of sums gives about 0.75 here: a signal-to-noise of 1, as on the relay)."""
+    torch.manual_seed(0)
+    n, dim = 80, 8192
+    signal = torch.zeros(dim, dtype=torch.float64)
+    signal[0] = 5.0  # ‖E Σ whole‖ = 10n = 800 against a noise norm of about sqrt(n · dim) = 810
+    later = signal + torch.randn(n, dim, dtype=torch.float64)
+    first = signal + 0.05 * torch.randn(n, dim, dtype=torch.float64)
+    whole = later + first
+    plain = float(later.sum(0) @ whole.sum(0)) / float(whole.sum(0) @ whole.sum(0))
+    estimate = share(later, whole)
+    assert plain > 0.7 and abs(estimate - 0.5) < 0.1
+    low, high = bootstrap(lambda idx: share(later[idx], whole[idx]), n, 300, estimate=estimate)
+    assert low <= 0.5 <= high
+    assert share(whole, whole) == pytest.approx(1.0)
 
 
 def test_the_arms_share_one_forward_per_segment(two_segment_run):
