@@ -136,12 +136,13 @@ class Chassis:
     # -- checkpoints ---------------------------------------------------------------------------
     def save(self, out_dir: str | Path, step: int, tokenizer: Any, keep: int, base_spec: str | None,
              state_dict: dict[str, torch.Tensor] | None = None,
-             optimizer_state: dict[str, Any] | None = None) -> Path:
+             optimizer_state: dict[str, Any] | None = None, keep_every: int | None = None) -> Path:
         """A checkpoint of `step`; a LoRA adapter records `base_spec` (the policy spec of the model
         it adapts) so that `hf:CHECKPOINT/model` loads anywhere that spec resolves. `state_dict`
-        and `optimizer_state`: the gathered state of a sharded model (FSDP)."""
+        and `optimizer_state`: the gathered state of a sharded model (FSDP). `keep_every`: steps
+        whose checkpoints outlive `keep` (see `save_checkpoint`)."""
         path = save_checkpoint(out_dir, step, self.model, tokenizer, self.optimizer, self.scheduler, keep,
-                               state_dict=state_dict, optimizer_state=optimizer_state)
+                               state_dict=state_dict, optimizer_state=optimizer_state, keep_every=keep_every)
         if is_peft(self.model) and base_spec:
             write_base_spec(path / "model", base_spec)
             write_base_config(path / "model", self.model.get_base_model().config)

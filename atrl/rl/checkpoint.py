@@ -61,8 +61,10 @@ def save_checkpoint(
     keep: int = 2,
     state_dict: dict[str, torch.Tensor] | None = None,
     optimizer_state: dict[str, Any] | None = None,
+    keep_every: int | None = None,
 ) -> Path:
-    """Write the checkpoint of `step` (steps completed) and keep the newest `keep`.
+    """Write the checkpoint of `step` (steps completed) and keep the newest `keep`, and every
+    checkpoint whose step is a multiple of `keep_every` (milestones, e.g. for later evaluation).
     `state_dict` and `optimizer_state`: the weights and the by-name optimizer state to save when
     the module holds only a shard of them (FSDP: gathered on every rank, saved by one)."""
     root = Path(out_dir) / "checkpoints"
@@ -92,7 +94,8 @@ def save_checkpoint(
     (root / "latest.tmp").write_text(name)
     (root / "latest.tmp").replace(root / "latest")
     for old in sorted(p for p in root.glob("step_*") if p.is_dir())[:-keep]:
-        shutil.rmtree(old, ignore_errors=True)
+        if keep_every is None or int(old.name.removeprefix("step_")) % keep_every:
+            shutil.rmtree(old, ignore_errors=True)
     return final
 
 

@@ -152,6 +152,10 @@ class TrainConfig(BaseModel):
     )
     save_every: int = Field(10, ge=1, description="checkpoint every this many steps (and at the end)")
     keep_checkpoints: int = Field(2, ge=1, description="checkpoints kept on disk (oldest deleted)")
+    keep_every: int | None = Field(
+        None, ge=1, description="checkpoints at multiples of this step are never deleted (milestones to evaluate "
+        "later; with save_every: 1 a run interrupted anywhere loses at most its step in progress)"
+    )
     tensorboard: bool = Field(False, description="also log metrics to TensorBoard (extra: tensorboard)")
 
     @field_validator("estimator")

@@ -540,7 +540,7 @@ class Trainer:
         if self.dp.is_main:
             self.chassis.save(self.out, self.step, getattr(self.policy, "tokenizer", None),
                               self.config.keep_checkpoints, base_spec=adapter_base_spec(self.config.model, self.out) if self.config.model else None,
-                              state_dict=weights, optimizer_state=optimizer_state)
+                              state_dict=weights, optimizer_state=optimizer_state, keep_every=self.config.keep_every)
         self.dp.wait()
 
     def _save_trajectories(self, step: int, trajectories: list[Trajectory]) -> None:

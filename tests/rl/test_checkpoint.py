@@ -76,3 +76,15 @@ def test_without_the_optimizer_only_weights_schedule_and_step_load(tmp_path):
     assert load_checkpoint(path, again, again_optimizer, again_scheduler, with_optimizer=False) == 1
     assert again_optimizer.state_dict()["state"] == {} and again_scheduler.last_epoch == 1
     assert torch.equal(again.second.bias, model.second.bias)
+
+
+def test_milestone_checkpoints_outlive_keep_and_latest_stays_the_newest(tmp_path):
+    model, optimizer, scheduler = _trained()
+    for step in range(1, 8):
+        save_checkpoint(tmp_path, step, model, None, optimizer, scheduler, keep=1, keep_every=3)
+    kept = sorted(p.name for p in (tmp_path / "checkpoints").glob("step_*"))
+    assert kept == ["step_000003", "step_000006", "step_000007"]
+    assert latest_checkpoint(tmp_path).name == "step_000007"
+    for step in range(8, 10):  # without milestones only the newest `keep` stay
+        save_checkpoint(tmp_path / "plain", step, model, None, optimizer, scheduler, keep=1)
+    assert [p.name for p in (tmp_path / "plain" / "checkpoints").glob("step_*")] == ["step_000009"]

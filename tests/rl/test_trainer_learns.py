@@ -48,3 +48,11 @@ def test_resumed_run_matches_uninterrupted_run_exactly(tmp_path):
     ).read_text()
     assert (tmp_path / "b" / "config.yaml").exists()
     assert (tmp_path / "b" / "checkpoints" / "step_000004" / "model" / "config.json").exists()
+
+
+def test_a_run_checkpointed_every_step_keeps_its_milestones(tmp_path):
+    """save_every 1 with keep_every: an interrupted run loses at most its step in progress, and the
+    milestones to evaluate later stay (tier 3 of the credit experiment runs this way)."""
+    Trainer(tiny_config(tmp_path, steps=3, save_every=1, keep_checkpoints=1, keep_every=2), tasks=TASKS).run()
+    kept = sorted(p.name for p in (tmp_path / "checkpoints").glob("step_*"))
+    assert kept == ["step_000002", "step_000003"]
