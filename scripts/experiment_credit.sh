@@ -30,6 +30,7 @@
 #                                               -> $ROOT/t3-summary
 #   scripts/experiment_credit.sh t3-bring       each tier-3 run's latest checkpoint (LoRA adapter, optimizer
 #                                               and RNG state) with its metrics, in 15 MB parts -> $OUTDIR/t3-<arm>-s<seed>-ckpt.partNN
+#                                               (T3_BRING: only the runs named, e.g. "t3-seg-s0 t3-seg-s1")
 #   scripts/experiment_credit.sh t3-restore     those parts, carried in (T3_PARTS: a folder; default .rlckpt,
 #                                               where scripts/device_setup.sh parks them too), back into each
 #                                               run: `tier3` then resumes it at that step
@@ -261,6 +262,8 @@ t3_bring() {
     mkdir -p "$outdir"
     for run in "$ROOT"/t3-*-s*; do
         [ -d "$run" ] || continue
+        # T3_BRING: the runs to bring (names; default all): a device call returns at most 8 files
+        if [ -n "${T3_BRING:-}" ] && [[ " $T3_BRING " != *" $(basename "$run") "* ]]; then continue; fi
         latest=$(cat "$run/checkpoints/latest" 2>/dev/null || true)  # the newest complete checkpoint
         [ -n "$latest" ] || continue
         name=$(basename "$run")
@@ -306,7 +309,7 @@ bring() {  # the records, no weights: small enough to come back from the GPU mac
     mkdir -p "$outdir"
     (cd "$ROOT" && find . -path '*/trajectories' -prune -o \( -name '*.json' -o \
         -name '*.jsonl' -o -name '*.yaml' -o -name '*.log' -o -name '*.md' -o -name '*.png' \) -print \
-        | grep -v -e '/model/' -e 'sft_data.jsonl' -e 'relay-rollouts/trajectories.jsonl' | tar czf - -T -) \
+        | grep -v -e '/model/' -e 'sft_data.jsonl' -e 'trajectories.jsonl' | tar czf - -T -) \
         > "$outdir/credit-records.tgz"
     echo "[bring] $(tar tzf "$outdir/credit-records.tgz" | wc -l) files -> $outdir/credit-records.tgz"
     # tier 1's per-group gradients (tables recomputed from them on a CPU: benchmarks/credit_gradients.py

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,28 @@ def test_a_missing_screen_is_refused_before_any_run(tmp_path):
     out = _run(tmp_path, "tier3", T3_SCREEN=str(tmp_path / "none.ids"), T3_START="hf:x")
     assert out.returncode == 2 and "screen the start first" in out.stderr
     assert not list(tmp_path.glob("t3-*"))
+
+
+def test_t3_bring_brings_only_the_runs_named(tmp_path):
+    """A device call returns at most 8 files and a run's checkpoint is 4 parts: T3_BRING picks runs."""
+    for name in ("t3-seg-s0", "t3-seg-s1", "t3-traj-s0"):
+        step = tmp_path / "root" / name / "checkpoints" / "step_000003"
+        (step / "model").mkdir(parents=True)
+        (step / "model" / "adapter_model.safetensors").write_bytes(b"w" * 1000)
+        (step.parent / "latest").write_text("step_000003")
+        (step.parent.parent / "metrics.jsonl").write_text('{"step": 3}\n')
+    out = _run(tmp_path / "root", "t3-bring", OUTDIR=str(tmp_path / "out"), T3_BRING="t3-seg-s1 t3-traj-s0")
+    assert out.returncode == 0, out.stderr
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["t3-seg-s1-ckpt.part00", "t3-traj-s0-ckpt.part00"]
+    everything = _run(tmp_path / "root", "t3-bring", OUTDIR=str(tmp_path / "all"))
+    assert everything.returncode == 0 and len(list((tmp_path / "all").iterdir())) == 3
+    # the records come back without any rollouts (a screen's are tens of MB)
+    (tmp_path / "root" / "screen").mkdir()
+    (tmp_path / "root" / "screen" / "trajectories.jsonl").write_text("{}\n")
+    assert _run(tmp_path / "root", "bring", OUTDIR=str(tmp_path / "records")).returncode == 0
+    with tarfile.open(tmp_path / "records" / "credit-records.tgz") as records:
+        names = records.getnames()
+    assert "./t3-seg-s0/metrics.jsonl" in names and not any(n.endswith("trajectories.jsonl") for n in names)
 
 
 def _records(run: Path) -> list[dict]:
