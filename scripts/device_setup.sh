@@ -30,7 +30,7 @@ fi
 # A training checkpoint brought back from an earlier stretch (`tar cf - step_N | split -b 15000000
 # -d - ckpt.part`), carried in `.rlckpt/` over one or more calls: parked as its parts come
 if [ -d .rlckpt ]; then
-    mkdir -p "$park/rlckpt" && cp .rlckpt/*ckpt.part* "$park/rlckpt/" && echo "parked $(ls "$park/rlckpt" | wc -l) checkpoint parts"
+    mkdir -p "$park/rlckpt" && cp .rlckpt/*.part[0-9]* "$park/rlckpt/" && echo "parked $(ls "$park/rlckpt" | wc -l) checkpoint parts"
 fi
 # restore_checkpoint RUN [RECORDS]: join the parked parts into RUN/checkpoints/ (the trainer resumes
 # from it with the same command); RECORDS: a metrics.jsonl of the run to continue (kept up to the

@@ -30,7 +30,9 @@
 #                                               -> $ROOT/t3-summary
 #   scripts/experiment_credit.sh t3-bring       each tier-3 run's latest checkpoint (LoRA adapter, optimizer
 #                                               and RNG state) with its metrics, in 15 MB parts -> $OUTDIR/t3-<arm>-s<seed>-ckpt.partNN
-#                                               (T3_BRING: only the runs named, e.g. "t3-seg-s0 t3-seg-s1")
+#                                               (T3_BRING: only the runs named, e.g. "t3-seg-s0 t3-seg-s1"), and the
+#                                               adapters of its milestones (T3_EVAL_STEPS) not evaluated yet
+#                                               -> $OUTDIR/t3-<arm>-s<seed>-step<N>-milestone.partNN
 #   scripts/experiment_credit.sh t3-restore     those parts, carried in (T3_PARTS: a folder; default .rlckpt,
 #                                               where scripts/device_setup.sh parks them too), back into each
 #                                               run: `tier3` then resumes it at that step
@@ -270,6 +272,16 @@ t3_bring() {
         rm -f "$outdir/$name"-ckpt.part*
         (cd "$run" && tar cf - "checkpoints/$latest" metrics.jsonl) | split -b 15000000 -d - "$outdir/$name-ckpt.part"
         echo "[t3-bring] $name $latest: $(ls "$outdir/$name"-ckpt.part* | wc -l) parts"
+        # milestones not evaluated yet exist only here: their adapters come too (evaluated in a later stretch)
+        local step milestone
+        for step in $T3_EVAL_STEPS; do
+            milestone=checkpoints/$(printf 'step_%06d' "$step")
+            [ -d "$run/$milestone/model" ] && [ "$milestone" != "checkpoints/$latest" ] || continue
+            [ -f "$ROOT/t3-eval/${name#t3-}-step$step/metrics.json" ] && continue
+            rm -f "$outdir/$name-step$step-milestone.part"*
+            (cd "$run" && tar cf - "$milestone/model") | split -b 15000000 -d - "$outdir/$name-step$step-milestone.part"
+            echo "[t3-bring] $name step $step (not evaluated yet): $(ls "$outdir/$name-step$step-milestone.part"* | wc -l) parts"
+        done
     done
 }
 
@@ -284,6 +296,12 @@ t3_restore() {
         cat "$prefix"-ckpt.part* | tar xf - -C "$run" || return 1
         echo "$step" > "$run/checkpoints/latest"  # the marker the trainer resumes from
         echo "[t3-restore] $name <- $step ($(grep -c . "$run/metrics.jsonl") steps of metrics)"
+    done
+    for prefix in $(ls "$parts"/t3-*-milestone.part* 2>/dev/null | sed 's/\.part[0-9]*$//' | sort -u); do
+        name=$(basename "$prefix" | sed 's/-step[0-9]*-milestone$//')
+        mkdir -p "$ROOT/$name"
+        cat "$prefix".part* | tar xf - -C "$ROOT/$name" || return 1
+        echo "[t3-restore] $name <- $(basename "$prefix" | sed 's/.*-\(step[0-9]*\)-milestone$/\1/') (a milestone to evaluate)"
     done
 }
 

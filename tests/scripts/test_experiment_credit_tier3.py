@@ -57,6 +57,33 @@ def test_t3_bring_brings_only_the_runs_named(tmp_path):
     assert "./t3-seg-s0/metrics.jsonl" in names and not any(n.endswith("trajectories.jsonl") for n in names)
 
 
+def test_t3_bring_carries_milestones_not_yet_evaluated_and_t3_restore_puts_them_back(tmp_path):
+    run = tmp_path / "first" / "t3-seg-s0"
+    for step in (10, 12):
+        model = run / "checkpoints" / f"step_{step:06d}" / "model"
+        model.mkdir(parents=True)
+        (model / "adapter_model.safetensors").write_bytes(bytes([step]) * 1000)
+    (run / "checkpoints" / "latest").write_text("step_000012")
+    (run / "metrics.jsonl").write_text("".join(f'{{"step": {i}}}\n' for i in range(1, 13)))
+    parts = tmp_path / "parts"
+    milestones = {"T3_EVAL_STEPS": "10 20 40"}
+    assert _run(tmp_path / "first", "t3-bring", OUTDIR=str(parts), **milestones).returncode == 0
+    assert sorted(p.name for p in parts.iterdir()) == ["t3-seg-s0-ckpt.part00", "t3-seg-s0-step10-milestone.part00"]
+    restored = _run(tmp_path / "second", "t3-restore", T3_PARTS=str(parts))
+    assert restored.returncode == 0 and "a milestone to evaluate" in restored.stdout, restored.stderr
+    for step in (10, 12):
+        name = f"t3-seg-s0/checkpoints/step_{step:06d}/model/adapter_model.safetensors"
+        assert (tmp_path / "second" / name).read_bytes() == (tmp_path / "first" / name).read_bytes()
+    assert (tmp_path / "second" / "t3-seg-s0" / "checkpoints" / "latest").read_text().strip() == "step_000012"
+    # once evaluated, a milestone stays behind
+    evaluated = tmp_path / "first" / "t3-eval" / "seg-s0-step10"
+    evaluated.mkdir(parents=True)
+    (evaluated / "metrics.json").write_text("{}")
+    again = tmp_path / "again"
+    assert _run(tmp_path / "first", "t3-bring", OUTDIR=str(again), **milestones).returncode == 0
+    assert [p.name for p in again.iterdir()] == ["t3-seg-s0-ckpt.part00"]
+
+
 def _records(run: Path) -> list[dict]:
     timing = ("time_", "generation_tokens_per_s", "judge_")
     return [{k: v for k, v in json.loads(line).items() if not k.startswith(timing)}
