@@ -17,6 +17,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 grep -qx '/.whl/' .git/info/exclude || echo '/.whl/' >> .git/info/exclude
 grep -qx '/.m/' .git/info/exclude || echo '/.m/' >> .git/info/exclude
+# (checkpoint parts brought back, carried in .rlckpt/ one per call: ignored, or every call would carry them all)
+grep -qx '/.rlckpt/' .git/info/exclude || echo '/.rlckpt/' >> .git/info/exclude
 mkdir -p .whl .m
 for pkg in gguf==0.19.0 bm25s==0.3.16 pydantic==2.13.4 pydantic_core==2.46.4 annotated-types typing-inspection; do
     python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
