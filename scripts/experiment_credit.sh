@@ -260,7 +260,7 @@ tier3_eval() {  # every checkpoint that exists; the others are named (evaluate a
 }
 
 t3_bring() {
-    local outdir=${OUTDIR:-$ROOT.out} run latest name
+    local outdir=${OUTDIR:-$ROOT.out} run latest name step milestone
     mkdir -p "$outdir"
     for run in "$ROOT"/t3-*-s*; do
         [ -d "$run" ] || continue
@@ -273,7 +273,6 @@ t3_bring() {
         (cd "$run" && tar cf - "checkpoints/$latest" metrics.jsonl) | split -b 15000000 -d - "$outdir/$name-ckpt.part"
         echo "[t3-bring] $name $latest: $(ls "$outdir/$name"-ckpt.part* | wc -l) parts"
         # milestones not evaluated yet exist only here: their adapters come too (evaluated in a later stretch)
-        local step milestone
         for step in $T3_EVAL_STEPS; do
             milestone=checkpoints/$(printf 'step_%06d' "$step")
             [ -d "$run/$milestone/model" ] && [ "$milestone" != "checkpoints/$latest" ] || continue

@@ -221,35 +221,33 @@ def split_half_cosines(grads: torch.Tensor, splits: int = 500, seed: int = 0) ->
     return out
 
 
+def _noise_of_sums(a: torch.Tensor, b: torch.Tensor) -> float:
+    """How much (Σ a) · (Σ b) over n groups overstates E[Σ a] · E[Σ b] on average: n times the
+    groups' covariance of a and b (their variance when a is b). 0 for a single group."""
+    n = a.shape[0]
+    return n * float(((a - a.mean(0)) * (b - b.mean(0))).sum()) / (n - 1) if n > 1 else 0.0
+
+
 def signal_to_noise(grads: torch.Tensor) -> float:
     """The expected gradient's norm in units of the mean's standard error s, with
     s² = Σ‖g_i − ḡ‖² / (n(n−1)): sqrt(max(0, ‖ḡ‖²/s² − 1)). ‖ḡ‖² itself overstates ‖E g‖² by
     the noise, s² on average (in thousands of dimensions pure noise gives ‖ḡ‖/s ≈ 1, and a
     bootstrap resample more), so the noise is taken off: 0 means no signal beyond the noise."""
-    n = grads.shape[0]
-    mean = grads.mean(0)
-    spread = float(((grads - mean) ** 2).sum()) / (n * (n - 1)) if n > 1 else 0.0
-    if spread <= 0:
-        return float("inf") if float(mean.norm()) > 0 else 0.0
-    return max(0.0, float(mean @ mean) / spread - 1.0) ** 0.5
+    total = grads.sum(0)
+    noise = _noise_of_sums(grads, grads)  # n² s², as ‖Σ g‖² is n² ‖ḡ‖²
+    if noise <= 0:
+        return float("inf") if float(total.norm()) > 0 else 0.0
+    return max(0.0, float(total @ total) / noise - 1.0) ** 0.5
 
 
 def share(part: torch.Tensor, whole: torch.Tensor) -> float:
     """The share of the expected summed gradient that the part contributes, E[Σ part] · E[Σ whole] /
-    ‖E[Σ whole]‖², with the groups' noise taken off both products as in `signal_to_noise`:
-    (Σ part) · (Σ whole) overstates the signal by n times the groups' covariance of part and whole, and
-    ‖Σ whole‖² by n times their variance, so a noisy part would otherwise claim the share of the noise
-    it carries. 0 when no signal is left in the whole."""
-    n = whole.shape[0]
+    ‖E[Σ whole]‖², with the groups' noise taken off both products as in `signal_to_noise`
+    (`_noise_of_sums`): otherwise a noisy part would claim the share of the noise it carries.
+    0 when no signal is left in the whole."""
     part_sum, whole_sum = part.sum(0), whole.sum(0)
-    if n > 1:
-        part_dev, whole_dev = part - part.mean(0), whole - whole.mean(0)
-        cross_noise = n * float((part_dev * whole_dev).sum()) / (n - 1)
-        whole_noise = n * float((whole_dev * whole_dev).sum()) / (n - 1)
-    else:
-        cross_noise = whole_noise = 0.0
-    signal = float(whole_sum @ whole_sum) - whole_noise
-    return (float(part_sum @ whole_sum) - cross_noise) / signal if signal > 0 else 0.0
+    signal = float(whole_sum @ whole_sum) - _noise_of_sums(whole, whole)
+    return (float(part_sum @ whole_sum) - _noise_of_sums(part, whole)) / signal if signal > 0 else 0.0
 
 
 def bootstrap(values_of: Callable[[list[int]], float], n_groups: int, samples: int = 1000, seed: int = 0,
