@@ -56,7 +56,8 @@
 # Settings: ROOT (runs/credit-relay), ARMS ("seg traj"), SPREADS ("0 1.0"), SEEDS ("0 1 2 3 4 5"),
 # STEPS (40), PARALLEL (4), PY (python3), TRAIN_SET (more key=value overrides for every run),
 # RELAY_START (the arms' start; default: the checkpoint of $ROOT/relay-sft chosen by its relay rate),
-# OMP_NUM_THREADS (CPU threads per run; default: the cores shared among PARALLEL runs), WATCH_S, OUTDIR;
+# OMP_NUM_THREADS (CPU threads per run; default: the cores shared among PARALLEL, or T3_PARALLEL, runs),
+# PYTORCH_CUDA_ALLOC_CONF (expandable_segments:True: runs that share a GPU return what they free), WATCH_S, OUTDIR;
 # tier 1: START (hf:runs/sft/model), SAMPLES (8), BACKEND (cuda), COLLECT_SET (more eval --set overrides),
 # T1_ROLLOUTS, T1_GROUP_SIZE (groups of that many of a task's samples; default: all of them, one group
 # per task: e.g. SAMPLES=64 T1_GROUP_SIZE=8 collect gradients gives 8 groups a task),
@@ -65,7 +66,8 @@
 # `scripts/gpu_lora_rl.sh screen` writes), T3_ARMS ("seg traj grpo"), T3_SEEDS ("0 1 2"), T3_STEPS (40),
 # T3_PARALLEL (3), T3_EVAL_STEPS ("10 20 40"), T3_SAMPLES (8), T3_SET (more key=value overrides for every
 # run, e.g. harness_memory_gib=30 so that the runs' judges share the GPU by design rather than by luck),
-# T3_EVAL_SET (more `atrl eval` arguments for tier3-eval; later ones win, e.g. --max-response-tokens 8).
+# T3_EVAL_SET (`atrl eval` arguments for tier3-eval, default --set generation_batch=64; later ones win,
+# e.g. --max-response-tokens 8).
 # CPU smoke run (tiny random model):
 #   ROOT=runs/relay-cpu SEEDS=0 STEPS=2 PARALLEL=2 RELAY_START=tiny-random:0 TRAIN_SET="bf16=false \
 #     agent.context_budget=1200 agent.max_response_tokens=6 agent.summary_tokens=6 group_size=2 tasks_per_step=2 \
@@ -103,7 +105,7 @@ T3_PARALLEL=${T3_PARALLEL:-3}
 T3_EVAL_STEPS=${T3_EVAL_STEPS:-10 20 40}
 T3_SAMPLES=${T3_SAMPLES:-8}
 T3_SET=${T3_SET:-}
-T3_EVAL_SET=${T3_EVAL_SET:-}
+T3_EVAL_SET=${T3_EVAL_SET:---set generation_batch=64}  # 128 episodes (16 tasks x 8) decode 64 at a time: a GPU the runs share
 # the agent of tier 1's collection, tier 3's screen and held-out evaluations: configs/train-compaction-gpu.yaml's
 EVAL_AGENT=(--kb --max-turns 2 --turns-per-segment 1 --context-budget 4608 --max-response-tokens 1024
     --temperature 1.0 --set top_p=1.0 --set max_segments=2 --set summary_tokens=128 --set kb_tokens=400)
@@ -121,6 +123,11 @@ arm_set() {  # the overrides that make an arm
         traj1) echo "estimator=atrl credit=trajectory agent.max_segments=1" ;;
         *) echo "unknown arm $1 (seg, traj, grpo, seg1, traj1)" >&2; return 2 ;;
     esac
+}
+
+share_one_gpu() {  # share_one_gpu N: N runs side by side on this machine's cores and its one GPU
+    export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(( $(nproc) / $1 > 0 ? $(nproc) / $1 : 1 ))}
+    export PYTORCH_CUDA_ALLOC_CONF=${PYTORCH_CUDA_ALLOC_CONF:-expandable_segments:True}
 }
 
 done_steps() {  # steps recorded in a run's metrics (a run without checkpoints restarts from step 0)
@@ -180,8 +187,7 @@ relay_gradients() {
 
 relay() {
     choose_relay_start relay || return 2
-    export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(( $(nproc) / PARALLEL > 0 ? $(nproc) / PARALLEL : 1 ))}
-    export PYTORCH_CUDA_ALLOC_CONF=${PYTORCH_CUDA_ALLOC_CONF:-expandable_segments:True}  # runs share one GPU
+    share_one_gpu "$PARALLEL"
     for arm in $ARMS; do arm_set "$arm" > /dev/null; done  # unknown arms fail before anything runs
     local failed=0 running=0
     for seed in $SEEDS; do for spread in $SPREADS; do for arm in $ARMS; do
@@ -218,6 +224,7 @@ tier3() {
         "SFT_CONFIG=configs/sft-smollm2-lora-repair.yaml scripts/gpu_lora_rl.sh sft screen) or set T3_SCREEN" >&2; return 2; }
     for arm in $T3_ARMS; do arm_set "$arm" > /dev/null; done
     export ATRL_GPU_LOCK_DIR=${ATRL_GPU_LOCK_DIR:-$ROOT/.gpu-locks}  # the runs' judges never time side by side
+    share_one_gpu "$T3_PARALLEL"
     local failed=0 running=0 seed arm
     for seed in $T3_SEEDS; do for arm in $T3_ARMS; do
         local run="$ROOT/t3-$arm-s$seed"
@@ -243,6 +250,7 @@ t3_eval_one() {  # t3_eval_one NAME POLICY
 tier3_eval() {  # every checkpoint that exists; the others are named (evaluate again once the runs have them)
     mkdir -p "$ROOT/t3-eval"
     export ATRL_GPU_LOCK_DIR=${ATRL_GPU_LOCK_DIR:-$ROOT/.gpu-locks}
+    share_one_gpu "$T3_PARALLEL"
     local names=(start) policies=("$T3_START") seed arm step model
     for seed in $T3_SEEDS; do for arm in $T3_ARMS; do for step in $T3_EVAL_STEPS; do
         model="$ROOT/t3-$arm-s$seed/checkpoints/$(printf 'step_%06d' "$step")/model"

@@ -75,6 +75,9 @@ class EvalConfig(BaseModel):
     engine: Literal["static", "compiled", "plain", "vllm"] | None = Field(None, **_flag(
         "--engine", "Generation engine of an hf policy (default: static on a GPU, the policy's own loop on CPU)."))
     samples: int = Field(1, **_flag("--samples", "Episodes per task.", ge=1))
+    generation_batch: int | None = Field(None, ge=1, description=(
+        "Sequences an hf policy decodes at once (default: every running episode's turn together); lower it "
+        "where the GPU is shared, since each sequence's KV cache is held for the whole turn."))
 
     # the agent (see atrl.agent.AgentConfig)
     max_turns: int = Field(2, **_flag("--max-turns", "Turns (judged responses) per episode.", ge=1))
@@ -122,7 +125,7 @@ class EvalConfig(BaseModel):
     RESULT_FIELDS: ClassVar[tuple[str, ...]] = (
         "suite", "level", "tasks", "limit", "split", "split_part", "with_solution", "policy", "samples", "max_turns",
         "turns_per_segment", "max_segments", "context_budget", "max_response_tokens", "summary_tokens",
-        "temperature", "top_p", "seed", "kb", "backend", "preset", "trials",
+        "temperature", "top_p", "seed", "kb", "backend", "preset", "trials", "generation_batch",
     )
 
     # where each field's value came from ("flag", "--set" or a config file's path); absent: the default

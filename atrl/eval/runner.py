@@ -178,6 +178,11 @@ def _load_policy(config: EvalConfig, tasks: list):
     if options and not spec.is_hf:
         raise UsageError(f"--engine {config.engine} applies to hf policies, not {config.policy!r}",
                          "drop --engine, or use --policy hf:DIR / smollm2-135m-triton")
+    if config.generation_batch is not None:
+        if not spec.is_hf:
+            raise UsageError(f"generation_batch applies to hf policies, not {config.policy!r}",
+                             "drop generation_batch, or use --policy hf:DIR / smollm2-135m-triton")
+        options["max_batch"] = config.generation_batch
     if spec.kind == "reference":  # the run's own tasks: a suite given by --path is not found by id alone
         options["tasks"] = tasks
     return load_policy(config.policy, **options)

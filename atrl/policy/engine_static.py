@@ -172,6 +172,11 @@ class StaticCacheEngine:
         logprobs = st.logprobs[:, :steps].tolist()
         return [finish_row(t, lp, eos_token_ids) for t, lp in zip(tokens, logprobs, strict=True)]
 
+    def release(self) -> None:
+        """Drop every kept shape's KV cache and graph (a trainer does before its update, so the
+        step peaks at the larger phase, not their sum); the next call of a shape builds it again."""
+        self._states.clear()
+
     # ---- states -------------------------------------------------------------------------------
 
     def _state(self, batch: int, length: int, new_tokens: int, mode: str) -> _DecodeState:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import functools
 import importlib.metadata
 import inspect
@@ -174,11 +175,15 @@ class HFPolicy:
     (the model is then a peft model; generation sees the adapter through the base's layers)."""
 
     def __init__(self, path: str | Path, device: str | None = None, dtype: torch.dtype | None = None,
-                 name: str | None = None, engine: str | None = "auto", adapter_trainable: bool = False) -> None:
+                 name: str | None = None, engine: str | None = "auto", adapter_trainable: bool = False,
+                 max_batch: int | None = None) -> None:
         from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
         from atrl.policy.adapters import adapter_base_path, base_config_file, has_tokenizer, is_adapter_dir
 
+        if max_batch is not None and max_batch < 1:
+            raise UsageError(f"max_batch is {max_batch}", "decode at least one sequence at a time (or leave it unset)")
+        self.max_batch = max_batch
         path = Path(path).expanduser()
         adapter = path if is_adapter_dir(path) else None
         base = adapter_base_path(path) if adapter is not None else path
@@ -280,6 +285,8 @@ class HFPolicy:
         token ids, excluded from its text) or after `params.max_tokens` tokens."""
         if not requests:
             return []
+        if self.max_batch is not None and len(requests) > self.max_batch:
+            return self._generate_in_chunks(requests, params)
         prompts = [list(r.prompt_ids) if r.prompt_ids is not None
                    else self.tokenize(self.render(r.messages, add_generation_prompt=True)) for r in requests]
         if self.engine is not None:
@@ -320,6 +327,26 @@ class HFPolicy:
                              use_cache=True, **{self._cache_arg: past})
             past, logits, next_pos = getattr(out, self._cache_arg), out.logits[:, -1, :], next_pos + 1
         return [self._generation(tokens[i], logprobs[i]) for i in range(batch)]
+
+    def release_generation_memory(self) -> None:
+        """Drop what generation keeps between calls (an engine's KV caches and graphs); the next
+        call builds it again."""
+        release = getattr(self.engine, "release", None)
+        if release is not None:
+            release()
+
+    def _generate_in_chunks(self, requests: list[GenerationRequest], params: SamplingParams) -> list[Generation]:
+        """At most `max_batch` sequences decode at once: a batch's KV cache (and an engine keeps
+        its cache for the next call of that shape) is what a GPU shared by several runs lacks room
+        for. Chunks are of equal size (one engine shape); the first samples with the call's seed,
+        the k-th with a seed derived from it, so chunks never share a random stream."""
+        count = -(-len(requests) // self.max_batch)
+        size = -(-len(requests) // count)
+        out: list[Generation] = []
+        for k in range(count):
+            seed = params.seed if params.seed is None or k == 0 else (params.seed * 1_000_003 + k) % 2**62
+            out += self.generate(requests[k * size:(k + 1) * size], dataclasses.replace(params, seed=seed))
+        return out
 
     def _generation(self, tokens: list[int], logprobs: list[float]) -> Generation:
         """A Generation from sampled ids (a final end-of-sequence id is kept in the ids, not the text)."""

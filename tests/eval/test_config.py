@@ -13,6 +13,7 @@ from atrl.eval.config import DEFAULT_TASKS, EvalConfig, describe_allowed, load_e
 MAIN_JOB = {
     "suite": "builtin", "path": None, "level": None, "tasks": DEFAULT_TASKS, "limit": None, "split": None,
     "split_part": "heldout", "with_solution": False, "policy": "smollm2-135m-triton", "engine": None, "samples": 1,
+    "generation_batch": None,
     "max_turns": 2, "turns_per_segment": 4, "max_segments": 8, "context_budget": 4096, "max_response_tokens": 512,
     "summary_tokens": 256, "target_score": None, "temperature": 0.7, "top_p": 0.95, "seed": 0, "kb": True,
     "kb_tokens": 600, "backend": "auto", "preset": None, "trials": 5, "timed_calls": 100, "workers": None,
@@ -99,6 +100,15 @@ def test_another_configuration_names_the_options_to_resume_and_how_to_start_fres
     assert "--max-turns 1 → --max-turns 3" in message and "--no-kb → --kb" in message
     assert "run with its options (--max-turns 1 --no-kb)" in message
     assert "another --out" in message and f"remove {tmp_path}" in message
+
+
+def test_another_generation_batch_is_another_run_but_an_older_run_without_it_resumes(tmp_path):
+    """Chunks sample from their own seeds: the draws depend on the chunk size."""
+    with pytest.raises(UsageError, match="generation_batch"):
+        EvalConfig().check_resumable(EvalConfig(generation_batch=64).to_dict(), tmp_path)
+    older = EvalConfig().to_dict()
+    del older["generation_batch"]
+    EvalConfig().check_resumable(older, tmp_path)
 
 
 def test_the_shipped_eval_configs_load():

@@ -112,7 +112,8 @@ def test_engine_applies_to_hf_policies_only(tmp_path):
         run_eval(config, tmp_path)
 
 
-def test_engine_is_handed_to_the_hf_policy(tmp_path, monkeypatch):
+def _handed_to_load_policy(tmp_path, monkeypatch, **config) -> dict:
+    """The spec and options `run_eval` loads its policy with (stopped right there)."""
     import atrl.policy
 
     seen: dict = {}
@@ -123,8 +124,19 @@ def test_engine_is_handed_to_the_hf_policy(tmp_path, monkeypatch):
 
     monkeypatch.setattr(atrl.policy, "load_policy", fake_load_policy)
     with pytest.raises(UsageError, match="stop here"):
-        run_eval(_config(policy="hf:some/dir", tasks=["relu"], max_turns=1, engine="static"), tmp_path)
-    assert seen == {"spec": "hf:some/dir", "engine": "static"}
+        run_eval(_config(policy="hf:some/dir", tasks=["relu"], max_turns=1, **config), tmp_path)
+    return seen
+
+
+def test_engine_is_handed_to_the_hf_policy(tmp_path, monkeypatch):
+    assert _handed_to_load_policy(tmp_path, monkeypatch, engine="static") == {"spec": "hf:some/dir", "engine": "static"}
+
+
+def test_generation_batch_is_the_hf_policys_max_batch_and_refused_for_others(tmp_path, monkeypatch):
+    assert _handed_to_load_policy(tmp_path, monkeypatch, generation_batch=64) == {"spec": "hf:some/dir",
+                                                                                  "max_batch": 64}
+    with pytest.raises(UsageError, match="generation_batch applies to hf policies"):
+        run_eval(_config(policy="reference", tasks=["relu"], max_turns=1, generation_batch=64), tmp_path / "r")
 
 
 def test_split_with_level_keeps_only_that_levels_tasks_of_the_part():

@@ -84,3 +84,44 @@ def test_a_missing_model_path_is_a_usage_error(tmp_path):
 
     with pytest.raises(UsageError, match="no model at"):
         HFPolicy(tmp_path / "nothing")
+
+
+class _Spy:
+    """Wraps a policy's engine (or its own loop) and records each call's batch size and seed."""
+
+    def __init__(self, policy, monkeypatch):
+        self.calls: list[tuple[int, int | None]] = []
+        original = type(policy).generate
+
+        def generate(this, requests, params):
+            if this.max_batch is None or len(requests) <= this.max_batch:
+                self.calls.append((len(requests), params.seed))
+            return original(this, requests, params)
+
+        monkeypatch.setattr(type(policy), "generate", generate)
+
+
+def test_max_batch_decodes_in_equal_chunks_with_their_own_seeds_in_request_order(tiny_policy, monkeypatch):
+    reqs = requests_of(tiny_policy, lengths=(5, 40, 9, 17, 3))
+    params = SamplingParams(temperature=1.0, top_p=1.0, max_tokens=6, seed=11)
+    whole = tiny_policy.generate(reqs, params)
+    spy = _Spy(tiny_policy, monkeypatch)
+    monkeypatch.setattr(tiny_policy, "max_batch", 2)
+    chunked = tiny_policy.generate(reqs, params)
+    assert [n for n, _ in spy.calls] == [2, 2, 1]  # ceil(5 / 2) = 3 chunks of at most 2
+    seeds = [seed for _, seed in spy.calls]
+    assert seeds[0] == 11 and len(set(seeds)) == 3  # no two chunks share a random stream
+    assert len(chunked) == 5
+    # greedy decoding in chunks gives each request what it gives alone, in the requests' order
+    alone = [tiny_policy.generate([reqs[i]], SamplingParams(temperature=0.0, max_tokens=6))[0] for i in range(5)]
+    greedy = tiny_policy.generate(reqs, SamplingParams(temperature=0.0, max_tokens=6))
+    assert [g.token_ids for g in greedy] == [a.token_ids for a in alone]  # order kept
+    monkeypatch.setattr(tiny_policy, "max_batch", 8)  # a batch within the cap is one call, as before
+    assert [g.token_ids for g in tiny_policy.generate(reqs, params)] == [g.token_ids for g in whole]
+
+
+def test_max_batch_below_one_is_refused(tiny_model_dir):
+    from atrl.policy.hf import HFPolicy
+
+    with pytest.raises(UsageError, match="max_batch is 0"):
+        HFPolicy(tiny_model_dir, max_batch=0)

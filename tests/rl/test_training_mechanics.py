@@ -413,3 +413,23 @@ def test_solution_nll_is_measured_each_step_before_its_update(tmp_path):
     assert first["solution_nll"] == pytest.approx(sum(start.values()) / 2, rel=1e-6)
     assert first["update_norm"] > 0
     assert second["solution_nll"] != pytest.approx(first["solution_nll"], rel=1e-6)
+
+
+def test_the_rollouts_kv_caches_are_not_held_through_the_update(tmp_path, monkeypatch):
+    """The static engine keeps each shape's cache for its next call; a trainer drops them before
+    the update (runs sharing a GPU: a step peaks at the larger phase, not the sum of both)."""
+    from atrl.policy.engine_static import StaticCacheEngine
+
+    trainer = Trainer(tiny_config(tmp_path, steps=1, rollout_engine="static"), tasks=TASKS)
+    engine = trainer.policy.engine
+    assert isinstance(engine, StaticCacheEngine)
+    kept_at_update: list[int] = []
+    update = trainer.update
+
+    def watched(rows):
+        kept_at_update.append(len(engine._states))
+        return update(rows)
+
+    monkeypatch.setattr(trainer, "update", watched)
+    trainer.train_step()
+    assert kept_at_update == [0]

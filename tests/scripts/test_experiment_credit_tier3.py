@@ -118,3 +118,25 @@ def test_tier3_carries_its_runs_to_another_machine_then_evaluates_summarises_and
     again = _run(second, "tier3", "tier3-eval", **env)
     assert again.returncode == 0
     assert again.stdout.count("finished:") == 2 + 5 and "done" not in again.stdout  # 2 runs, 5 evaluations
+
+
+def test_tier3_runs_and_evaluations_share_the_cores_and_return_freed_gpu_memory(tmp_path):
+    """Runs side by side on one GPU machine: each gets its share of the cores (16 OpenMP threads
+    each oversubscribed 16 cores three times over) and the expandable allocator."""
+    seen = tmp_path / "seen"
+    fake = tmp_path / "fake_python"
+    fake.write_text(f'#!/usr/bin/env bash\necho "$OMP_NUM_THREADS $PYTORCH_CUDA_ALLOC_CONF" >> {seen}\n')
+    fake.chmod(0o755)
+    screen = tmp_path / "screen.ids"
+    screen.write_text("task_ids=[builtin/relu]")
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "PYTORCH_CUDA_ALLOC_CONF")}
+    common = {"PY": str(fake), "ROOT": str(tmp_path / "root"), "T3_SCREEN": str(screen), "T3_START": "hf:x",
+              "T3_ARMS": "seg", "T3_SEEDS": "0 1", "T3_PARALLEL": "2", "T3_EVAL_STEPS": "1"}
+    for phase in ("tier3", "tier3-eval"):
+        out = subprocess.run(["bash", str(SCRIPT), phase], capture_output=True, text=True, env={**env, **common},
+                             timeout=60)
+        assert out.returncode == 0, out.stdout + out.stderr
+    threads = max(1, len(os.sched_getaffinity(0)) // 2)  # what nproc counts
+    lines = seen.read_text().splitlines()
+    assert len(lines) == 3  # two runs, the start's evaluation
+    assert set(lines) == {f"{threads} expandable_segments:True"}
