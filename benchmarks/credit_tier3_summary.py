@@ -270,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
             raise UsageError(f"no run reached {args.steps} steps ({left_out})", "pass a smaller --steps or train on")
         train, held = training(runs, args.steps), heldout(args.runs)
     except UsageError as err:
-        print(f"error: {err} — {err.fix}", file=sys.stderr)
+        print(f"error: {err}", file=sys.stderr)
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
     powers = power(train, held)
