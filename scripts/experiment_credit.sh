@@ -130,6 +130,18 @@ share_one_gpu() {  # share_one_gpu N: N runs side by side on this machine's core
     export PYTORCH_CUDA_ALLOC_CONF=${PYTORCH_CUDA_ALLOC_CONF:-expandable_segments:True}
 }
 
+last_step() {  # "; step N: S s (generation, judging, update) ..." from a run's last metrics record
+    [ -s "$1/metrics.jsonl" ] || return 0
+    $PY - "$1/metrics.jsonl" <<'PYEOF' 2>/dev/null || true
+import json, sys
+m = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+s = lambda k: f"{m.get(k, 0):.0f}"
+peaks = "".join(f", {k} peak {m['gpu_peak_%s_gib' % k]:.1f} GiB" for k in ("rollout", "update") if f"gpu_peak_{k}_gib" in m)
+print(f"; step {m['step']}: {s('time_step_s')} s (generation {s('time_generation_s')}, judging "
+      f"{s('time_evaluation_s')}, update {s('time_update_s')}){peaks}", end="")
+PYEOF
+}
+
 done_steps() {  # steps recorded in a run's metrics (a run without checkpoints restarts from step 0)
     local n=0
     [ -f "$1/metrics.jsonl" ] && n=$(grep -c . "$1/metrics.jsonl" || true)
@@ -320,10 +332,10 @@ watch() {  # finished runs and the log's last line, every minute, until WATCH_S 
             [ -d "$run" ] && [ "$(done_steps "$run")" -ge "$STEPS" ] && finished=$((finished + 1))
         done
         echo "[watch] $(date +%H:%M:%S) finished runs: $finished; $(tail -1 "$ROOT/detached.log" 2>/dev/null)"
-        for run in "$ROOT"/t3-*-s*/; do  # tier 3: each run's steps so far
-            [ -d "$run" ] && echo "[watch]   $(basename "$run"): $(done_steps "$run") of $T3_STEPS steps"
+        for run in "$ROOT"/t3-*-s*/; do  # tier 3: each run's steps so far and what its last one cost
+            [ -d "$run" ] && echo "[watch]   $(basename "$run"): $(done_steps "$run") of $T3_STEPS steps$(last_step "$run")"
         done
-        kill -0 "$(cat "$ROOT/detached.pid" 2>/dev/null)" 2>/dev/null || { echo "[watch] the detached phases have ended"; tail -5 "$ROOT/detached.log"; return 0; }
+        kill -0 "$(cat "$ROOT/detached.pid" 2>/dev/null)" 2>/dev/null || { echo "[watch] the detached phases have ended"; tail -5 "$ROOT/detached.log" 2>/dev/null || true; return 0; }
         local left=$((until - SECONDS))
         sleep $((left > 60 ? 60 : (left > 0 ? left : 0)))
     done

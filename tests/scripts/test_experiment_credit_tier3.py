@@ -140,3 +140,19 @@ def test_tier3_runs_and_evaluations_share_the_cores_and_return_freed_gpu_memory(
     lines = seen.read_text().splitlines()
     assert len(lines) == 3  # two runs, the start's evaluation
     assert set(lines) == {f"{threads} expandable_segments:True"}
+
+
+def test_watch_shows_each_runs_steps_and_what_its_last_step_cost(tmp_path):
+    """What decides the schedule, read without leaving the device call: steps so far, the last
+    step's seconds by phase and, where logged, each phase's GPU peak."""
+    run = tmp_path / "t3-seg-s0"
+    run.mkdir()
+    record = {"step": 2, "time_step_s": 72.4, "time_generation_s": 25.4, "time_evaluation_s": 35.9,
+              "time_update_s": 10.4, "gpu_peak_rollout_gib": 18.25, "gpu_peak_update_gib": 12.5}
+    (run / "metrics.jsonl").write_text(json.dumps({"step": 1}) + "\n" + json.dumps(record) + "\n")
+    (tmp_path / "t3-seg-s1").mkdir()  # started, no step yet
+    out = _run(tmp_path, "watch", WATCH_S="1")
+    assert out.returncode == 0, out.stderr
+    assert ("t3-seg-s0: 2 of 2 steps; step 2: 72 s (generation 25, judging 36, update 10), "
+            "rollout peak 18.2 GiB, update peak 12.5 GiB") in out.stdout
+    assert "t3-seg-s1: 0 of 2 steps\n" in out.stdout
