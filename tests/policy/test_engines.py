@@ -243,3 +243,29 @@ def test_static_engine_runs_decode_steps_on_unexpanded_kv_heads_unless_told_not_
     assert [g.token_ids for g in got] == [w.token_ids for w in want]
     for g, w in zip(got, want, strict=True):
         assert g.logprobs == pytest.approx(w.logprobs, abs=1e-5)
+
+
+def _release_then_generate_again(engine) -> None:
+    want = engine.generate(RAGGED, 12, 1.0, 1.0, 5, [], PAD)
+    assert engine._states
+    engine.release()
+    assert not engine._states  # caches (and on CUDA their graphs) dropped
+    got = engine.generate(RAGGED, 12, 1.0, 1.0, 5, [], PAD)  # built (captured) again: the same tokens
+    assert [g.token_ids for g in got] == [w.token_ids for w in want]
+    assert len(engine._states) == 1
+
+
+def test_static_engine_release_drops_its_caches_and_the_next_call_builds_them_again(model):
+    _release_then_generate_again(StaticCacheEngine(model, length_bucket=16))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_static_engine_release_on_cuda_frees_the_cache_and_captures_the_graph_again():
+    engine = StaticCacheEngine(tiny_llama().cuda(), length_bucket=16)
+    engine.generate(RAGGED, 12, 1.0, 1.0, 5, [], PAD)
+    torch.cuda.synchronize()
+    held = torch.cuda.memory_allocated()
+    engine.release()
+    assert torch.cuda.memory_allocated() < held
+    _release_then_generate_again(engine)
