@@ -11,30 +11,17 @@ from __future__ import annotations
 
 import argparse
 import collections
-import json
-import lzma
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from atrl.harness.api import Harness
-from atrl.tasks.registry import get_task
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from judge_sharing import responses_by_turn  # noqa: E402
 
-def responses_by_turn(path: Path) -> list[list[tuple[str, str]]]:
-    """[(task id, response) of every episode's k-th turn] for k = 0, 1, ... (.xz files are read as such)."""
-    opener = lzma.open if path.suffix == ".xz" else open
-    turns: list[list[tuple[str, str]]] = []
-    with opener(path, "rt") as lines:
-        for line in lines:
-            if not line.strip():
-                continue
-            episode = json.loads(line)
-            for k, turn in enumerate(episode["turns"]):
-                while len(turns) <= k:
-                    turns.append([])
-                turns[k].append((episode["task_id"], turn["response_text"]))
-    return turns
+from atrl.harness.api import Harness  # noqa: E402
+from atrl.tasks.registry import get_task  # noqa: E402
 
 
 def replay(turns: list[list[tuple[str, str]]], backend: str, workers: int, timed_calls: int) -> list[dict]:
@@ -64,7 +51,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=6)
     parser.add_argument("--timed-calls", type=int, default=100)
     args = parser.parse_args()
-    turns = responses_by_turn(args.trajectories)
+    turns = responses_by_turn([args.trajectories])
     print(f"{sum(map(len, turns))} responses in {len(turns)} turns from {args.trajectories}; "
           f"{args.workers} workers, {args.timed_calls} timed calls a side\n")
     print("| turn | responses | wall s | worker stage seconds | verdicts |\n|---:|---:|---:|---|---|")

@@ -12,12 +12,16 @@ Example: python benchmarks/judge_sharing.py --run runs/eval --run runs/eval2 --b
 from __future__ import annotations
 
 import argparse
+import json
+import lzma
 import statistics
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
-from atrl.agent.trajectory_io import read_trajectories
+from atrl.agent.records import Trajectory
+from atrl.agent.trajectory_io import read_trajectories, trajectory_from_dict
 from atrl.harness.api import Harness
 from atrl.harness.cache import VerdictCache
 from atrl.tasks.registry import get_task
@@ -30,16 +34,27 @@ class _NothingRunning(dict):
         return default
 
 
-def responses_by_turn(runs: list[Path]) -> list[list[tuple[str, str]]]:
-    """[(task id, response) of every episode's k-th turn] for k = 0, 1, ..., over all `runs`."""
+def responses_by_turn(files: list[Path]) -> list[list[tuple[str, str]]]:
+    """[(task id, response) of every episode's k-th turn] for k = 0, 1, ..., over the trajectory
+    files (a run's trajectories.jsonl, or a copy compressed as .jsonl.xz)."""
     turns: list[list[tuple[str, str]]] = []
-    for run in runs:
-        for trajectory in read_trajectories(run / "trajectories.jsonl"):
+    for path in files:
+        for trajectory in _read(path):
             for k, turn in enumerate(trajectory.turns):
                 while len(turns) <= k:
                     turns.append([])
                 turns[k].append((trajectory.task_id, turn.response_text))
     return turns
+
+
+def _read(path: Path) -> Iterator[Trajectory]:
+    if path.suffix != ".xz":
+        yield from read_trajectories(path)
+        return
+    with lzma.open(path, "rt") as lines:
+        for line in lines:
+            if line.strip():
+                yield trajectory_from_dict(json.loads(line))
 
 
 def replay(turns: list[list[tuple[str, str]]], args: argparse.Namespace, share: bool) -> tuple[int, float, list]:
@@ -76,7 +91,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    turns = responses_by_turn(args.run)
+    turns = responses_by_turn([run / "trajectories.jsonl" for run in args.run])
     print(f"{sum(map(len, turns))} responses in {len(turns)} turns from {', '.join(map(str, args.run))}\n")
     print("| repeat | arm | worker judgements | wall s |\n|---:|---|---:|---:|")
     rows: dict[bool, list[tuple[int, float]]] = {True: [], False: []}

@@ -7,7 +7,7 @@ peak is measured on its own: the peak statistics are read and reset at each phas
 
 from __future__ import annotations
 
-from types import ModuleType
+from typing import Any
 
 import torch
 
@@ -19,7 +19,7 @@ class GpuPeaks:
     from `record()`, the step's overall peaks (`gpu_peak_gib`, `gpu_peak_reserved_gib`). On a
     device other than CUDA every method records nothing."""
 
-    def __init__(self, device: torch.device, cuda: ModuleType | object = torch.cuda) -> None:
+    def __init__(self, device: torch.device, cuda: Any = torch.cuda) -> None:
         self.device = device
         self.cuda = cuda
         self.on = device.type == "cuda"

@@ -537,10 +537,10 @@ class Trainer:
         return record
 
     def _release_generation_memory(self) -> None:
-        """The rollout's kept KV caches (64 episodes × 5,600 tokens of SmolLM2: 8 GiB a shape) are
-        not held through the update, so a step peaks at the larger phase rather than their sum, and
-        their blocks go back to the GPU for the other runs on it. The engine captures its graphs
-        again in the next rollout (seconds: `time_generation_s`)."""
+        """The rollout's kept KV caches (by SmolLM2's dimensions about 8 GiB a shape at 64 episodes ×
+        5,600 tokens) are not held through the update, so a step peaks at the larger phase rather
+        than their sum, and their blocks go back to the GPU for the other runs on it. The engine
+        captures its graphs again in the next rollout; that cost shows in `time_generation_s`."""
         release = getattr(self.policy, "release_generation_memory", None)
         if release is not None:
             release()
