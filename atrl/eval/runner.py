@@ -174,15 +174,15 @@ def _load_policy(config: EvalConfig, tasks: list):
     from atrl.policy import load_policy, parse_policy_spec
 
     spec = parse_policy_spec(config.policy)
-    options: dict[str, object] = {"engine": config.engine} if config.engine else {}
-    if options and not spec.is_hf:
-        raise UsageError(f"--engine {config.engine} applies to hf policies, not {config.policy!r}",
-                         "drop --engine, or use --policy hf:DIR / smollm2-135m-triton")
-    if config.generation_batch is not None:
-        if not spec.is_hf:
-            raise UsageError(f"generation_batch applies to hf policies, not {config.policy!r}",
-                             "drop generation_batch, or use --policy hf:DIR / smollm2-135m-triton")
-        options["max_batch"] = config.generation_batch
+    # the options only an hf policy takes: (how the user sets it, the policy's argument, the value)
+    hf_only = [(name, arg, value) for name, arg, value in (("--engine", "engine", config.engine),
+                                                           ("generation_batch", "max_batch", config.generation_batch))
+               if value is not None]
+    if hf_only and not spec.is_hf:
+        names = " and ".join(name for name, _, _ in hf_only)
+        raise UsageError(f"{names} applies to hf policies, not {config.policy!r}",
+                         f"drop {names}, or use --policy hf:DIR / smollm2-135m-triton")
+    options: dict[str, object] = {arg: value for _, arg, value in hf_only}
     if spec.kind == "reference":  # the run's own tasks: a suite given by --path is not found by id alone
         options["tasks"] = tasks
     return load_policy(config.policy, **options)
