@@ -64,7 +64,8 @@
 # RELAY_T1_TASKS (39: every task of the relay config), RELAY_T1_GROUPS (1), RELAY_T1_CHUNK;
 # tier 3: T3_START (hf:runs/repair/lsft/model), T3_SCREEN (runs/repair/screen.ids: the `task_ids=[...]` that
 # `scripts/gpu_lora_rl.sh screen` writes), T3_ARMS ("seg traj grpo"), T3_SEEDS ("0 1 2"), T3_STEPS (40),
-# T3_PARALLEL (3), T3_EVAL_STEPS ("10 20 40"), T3_SAMPLES (8), T3_SET (more key=value overrides for every
+# T3_PARALLEL (1: on one GPU, runs side by side measured no cheaper a run-step than one alone,
+# docs/experiments/atrl-vs-grpo.md), T3_EVAL_STEPS ("10 20 40"), T3_SAMPLES (8), T3_SET (more key=value overrides for every
 # run, e.g. harness_memory_gib=30 so that the runs' judges share the GPU by design rather than by luck),
 # T3_EVAL_SET (`atrl eval` arguments for tier3-eval, default --set generation_batch=64; later ones win,
 # e.g. --max-response-tokens 8).
@@ -101,7 +102,7 @@ T3_SCREEN=${T3_SCREEN:-runs/repair/screen.ids}
 T3_ARMS=${T3_ARMS:-seg traj grpo}
 T3_SEEDS=${T3_SEEDS:-0 1 2}
 T3_STEPS=${T3_STEPS:-40}
-T3_PARALLEL=${T3_PARALLEL:-3}
+T3_PARALLEL=${T3_PARALLEL:-1}
 T3_EVAL_STEPS=${T3_EVAL_STEPS:-10 20 40}
 T3_SAMPLES=${T3_SAMPLES:-8}
 T3_SET=${T3_SET:-}
