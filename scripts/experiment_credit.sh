@@ -325,14 +325,15 @@ t3_restore() {
     done
 }
 
-watch() {  # finished runs and the log's last line, every minute, until WATCH_S has passed or the phases ended
+watch() {  # finished runs and the phases' last line, every minute, until WATCH_S has passed or the phases ended
     local until=$((SECONDS + ${WATCH_S:-540}))
     while [ "$SECONDS" -lt "$until" ]; do
         local finished=0 run
         for run in "$ROOT"/*-x*-s*/; do
             [ -d "$run" ] && [ "$(done_steps "$run")" -ge "$STEPS" ] && finished=$((finished + 1))
         done
-        echo "[watch] $(date +%H:%M:%S) finished runs: $finished; $(tail -1 "$ROOT/detached.log" 2>/dev/null)"
+        # the phases' own lines ("[tier3] ..."), not the runs' progress lines that share the log
+        echo "[watch] $(date +%H:%M:%S) finished runs: $finished; $(grep -a '^\[' "$ROOT/detached.log" 2>/dev/null | tail -1)"
         for run in "$ROOT"/t3-*-s*/; do  # tier 3: each run's steps so far and what its last one cost
             [ -d "$run" ] && echo "[watch]   $(basename "$run"): $(done_steps "$run") of $T3_STEPS steps$(last_step "$run")"
         done

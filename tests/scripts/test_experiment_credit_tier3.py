@@ -151,8 +151,10 @@ def test_watch_shows_each_runs_steps_and_what_its_last_step_cost(tmp_path):
               "time_update_s": 10.4, "gpu_peak_rollout_gib": 18.25, "gpu_peak_update_gib": 12.5}
     (run / "metrics.jsonl").write_text(json.dumps({"step": 1}) + "\n" + json.dumps(record) + "\n")
     (tmp_path / "t3-seg-s1").mkdir()  # started, no step yet
+    (tmp_path / "detached.log").write_text("[tier3] runs/credit-t3/t3-seg-s1\nstep 2/40  reward 1.188\n0.0000  |dW| 1.29e-01\n")
     out = _run(tmp_path, "watch", WATCH_S="1")
     assert out.returncode == 0, out.stderr
     assert ("t3-seg-s0: 2 of 2 steps; step 2: 72 s (generation 25, judging 36, update 10), "
             "rollout peak 18.2 GiB, update peak 12.5 GiB") in out.stdout
     assert "t3-seg-s1: 0 of 2 steps\n" in out.stdout
+    assert "finished runs: 0; [tier3] runs/credit-t3/t3-seg-s1\n" in out.stdout  # the phase's line, not a run's
