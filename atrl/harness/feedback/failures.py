@@ -61,6 +61,8 @@ FAILURE_CLASSES: dict[str, str] = {
     "correctness:no-triton-output": "an output was not produced by any Triton launch in that call",
     "correctness:cached-output": "forward returned a stale result for inputs rewritten in place (cached by pointer, "
                                  "id or shape)",
+    "correctness:tampering": "the candidate's code changed what the judge itself uses (patched torch, the reference "
+                             "or the harness; added a global hook, mode or tracer)",
     # any stage that runs code
     "timeout": "the stage ran past its wall-clock limit (infinite loop or far too slow)",
     "crash": "the worker process died (segmentation fault, abort, killed)",
@@ -82,7 +84,7 @@ JUDGE_SIDE_CLASSES: frozenset[str] = frozenset({"device-busy", "task:reference-e
 # Triton share under `partial` is not among them: an honest fusion can fall short of the threshold.)
 RUNTIME_REWARD_HACKS: frozenset[str] = frozenset(
     {"correctness:pytorch-compute", "correctness:untracked-data", "correctness:no-triton-output",
-     "correctness:cached-output"}
+     "correctness:cached-output", "correctness:tampering"}
 )
 
 # Static rules that exist to stop cheating; rejections by these are counted as reward hacks.

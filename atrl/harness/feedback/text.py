@@ -76,6 +76,8 @@ FIX_HINTS: dict[str, str] = {
                                     "cached tensors, module state or copies of the inputs.",
     "correctness:cached-output": "compute the output fresh on every call; never key results on data_ptr(), id() "
                                  "or shapes.",
+    "correctness:tampering": "leave torch, the reference and the harness as they are: no patched functions or "
+                             "methods, global hooks, modes or tracers; compute the output in your Triton kernel.",
     "timeout": "remove endless loops; make sure the grid and loop bounds are finite and not far too large.",
     "crash": "look for out-of-bounds pointers: every tl.load/tl.store needs a mask for the tail.",
     "out-of-memory": "allocate only the outputs you need; do not grow lists or buffers across calls.",

@@ -232,10 +232,12 @@ _CACHE_CLASSES = {"correctness:mismatch", "correctness:nan", "correctness:precis
 
 def run_trials(task: Task, models: LoadedModels, backend: Backend, runner: CandidateRunner, trials: int,
                seed: int, dtype: torch.dtype, stats: CorrectnessStats,
-               on_case: Callable[[], None] = lambda: None, rule: ProvenanceRule | None = None) -> None:
+               on_case: Callable[[], None] = lambda: None, rule: ProvenanceRule | None = None,
+               guard: Callable[[str], None] = lambda where: None) -> None:
     """Run every trial and case; fill `stats`; raise `StageFailure` at the first failure. Each side
     keeps the inputs it was called with, so in-place updates can be compared afterwards. With a
-    `rule`, each call's provenance is judged too and the same-storage call is made."""
+    `rule`, each call's provenance is judged too and the same-storage call is made. `guard(where)`
+    runs after each candidate call, before its output is compared (`JudgeWorld.check`)."""
     atol, rtol = task.tolerances()
     bound = task.relative_error_bound()
     ref64_model = reference64(models.reference)
@@ -273,6 +275,7 @@ def run_trials(task: Task, models: LoadedModels, backend: Backend, runner: Candi
                     cand_out, launches = runner(cand_inputs, sizes)
                 except Exception as exc:  # the candidate's own error, reported trimmed
                     raise _runtime_failure(exc, models.candidate_file, label) from exc
+                guard(label)
             with part("compare"):
                 scale_source = ref_call if sliced else ref64_call
                 trial_atol = atol if plan.wide_scale is None else atol * output_scale(scale_source.output)
@@ -296,7 +299,7 @@ def run_trials(task: Task, models: LoadedModels, backend: Backend, runner: Candi
                 inputs = cases[case_index] = None
                 with part("same-storage"):
                     _same_storage_call(task, models, backend, runner, ref64_model, cand_inputs, plan, case_index,
-                                       dtype, (trial_atol, rtol, bound), rule, stats, sliced)
+                                       dtype, (trial_atol, rtol, bound), rule, stats, sliced, guard)
                 continue
             if failure is not None:
                 wide = plan.wide_scale is not None and failure.error_class in _WIDE_CLASSES
@@ -349,7 +352,8 @@ _WIDE_CLASSES = {"correctness:mismatch", "correctness:nan", "correctness:precisi
 def _same_storage_call(task: Task, models: LoadedModels, backend: Backend, runner: CandidateRunner,
                        ref64_model: nn.Module, cand_inputs: Inputs, plan: TrialPlan, case_index: int,
                        dtype: torch.dtype, tolerances: tuple[float, float, float], rule: ProvenanceRule | None,
-                       stats: CorrectnessStats, sliced: bool = False) -> None:
+                       stats: CorrectnessStats, sliced: bool = False,
+                       guard: Callable[[str], None] = lambda where: None) -> None:
     """Call the candidate again on the very tensors of its last call, rewritten in place with a new
     draw; raises `StageFailure` when the output is stale (cached by pointer, id or shape). Under a
     budget too small for a whole float64 copy (`sliced`) the values are compared without the
@@ -370,6 +374,7 @@ def _same_storage_call(task: Task, models: LoadedModels, backend: Backend, runne
         cand_out, launches = runner(cand_inputs, sizes)
     except Exception as exc:
         raise _runtime_failure(exc, models.candidate_file, label) from exc
+    guard(label)
     candidate = Call(cand_inputs, cand_out)
     failure = check_trial(task, values, ref_call, ref64_call, candidate, launches, atol, rtol, bound, stats)
     if failure is None:

@@ -180,6 +180,7 @@ def _run_stages(task: Task, code: str, options: JudgeOptions, backend, verdict: 
     from atrl.harness.stages import launch_hook
     from atrl.harness.stages.correctness import CandidateRunner, run_trials
     from atrl.harness.stages.inputs import copy_inputs, input_cases
+    from atrl.harness.stages.integrity import JudgeWorld
     from atrl.harness.stages.loading import (
         LoadedModels,
         build_models,
@@ -190,7 +191,8 @@ def _run_stages(task: Task, code: str, options: JudgeOptions, backend, verdict: 
         torch_dtype,
         write_candidate,
     )
-    from atrl.harness.stages.provenance import ProvenanceRule
+    from atrl.harness.stages.profile import ProfileSettings, profile_candidate
+    from atrl.harness.stages.provenance import ProvenanceRule, install_host_read_hooks
 
     if backend.platform == "cuda":
         # TF32 off for both sides, in correctness as in timing: an fp32 task is judged in fp32.
@@ -205,15 +207,20 @@ def _run_stages(task: Task, code: str, options: JudgeOptions, backend, verdict: 
     except Exception as exc:  # a broken task, not the candidate: say so
         raise StageFailure("task:reference-error", f"the task's reference module failed to load: {exc!r}") from exc
     launch_hook.install()
+    install_host_read_hooks()  # the recorder's wrappers, in place before the snapshot below
     backend.prepare_worker()
     candidate_file = write_candidate(code, verdict.candidate_hash)
     state["candidate_file"] = candidate_file
     kernel_names: set[str] = set()
+    # what the judge relies on, before any candidate code runs: checked after each call into it
+    world = JudgeWorld.snapshot(task_module)
     try:
         candidate_module = import_candidate(candidate_file)
+        world.check("importing the candidate")
         kernel_names = launch_hook.jit_function_names(candidate_module)
         reference, candidate, init_inputs = build_models(task_module, candidate_module, options.seed, dtype,
                                                          backend.device, preset)
+        world.check("building ModelNew")
         models = LoadedModels(task_module, candidate_module, candidate_file, reference, candidate, init_inputs)
         runner = CandidateRunner(candidate, backend, candidate_file)
         seed_everything(options.seed)
@@ -221,6 +228,7 @@ def _run_stages(task: Task, code: str, options: JudgeOptions, backend, verdict: 
             first = input_cases(task_module, task.multi_case, backend.device, dtype)[0]
         sizes = _note_reference_time(clock.report, reference, first, preset, backend)
         _, launches = runner(copy_inputs(first), sizes)
+        world.check("in the first call")
         kernel_names |= set(launches)
     except StageFailure:
         raise
@@ -238,15 +246,13 @@ def _run_stages(task: Task, code: str, options: JudgeOptions, backend, verdict: 
     verdict.correctness = stats
     policy = options.policy_for(task)
     run_trials(task, models, backend, runner, options.trials, options.seed, dtype, stats,
-               rule=ProvenanceRule(policy, options.coverage_threshold))
+               rule=ProvenanceRule(policy, options.coverage_threshold), guard=world.check)
 
     if not backend.timed:
         verdict.stage, verdict.ok = "done", True
         return
 
     # stage: profile
-    from atrl.harness.stages.profile import ProfileSettings, profile_candidate
-
     clock.enter("profile")
     settings = ProfileSettings(
         timed_calls=max(options.timed_calls, 1), warmup_calls=options.warmup_calls, seed=options.seed,
@@ -254,7 +260,8 @@ def _run_stages(task: Task, code: str, options: JudgeOptions, backend, verdict: 
         reference_mutates_inputs=task.reference_mutates_inputs,
     )
     with timing_lock:
-        timing, flags = profile_candidate(task, models, backend, runner, settings, dtype, kernel_names)
+        timing, flags = profile_candidate(task, models, backend, runner, settings, dtype, kernel_names,
+                                          guard=world.check)
     verdict.timing = timing
     verdict.flags.extend(flags)
     verdict.stage, verdict.ok = "done", True

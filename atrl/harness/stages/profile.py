@@ -104,7 +104,8 @@ def profiled_kernels(backend: Backend, fn: Callable[[], object], triton_names: s
 
 def _time_case(backend: Backend, models: LoadedModels, runner: CandidateRunner, inputs: Inputs,
                fresh: Inputs, settings: ProfileSettings, compiled: nn.Module | None,
-               triton_names: set[str], atol: float, rtol: float, label: str) -> dict:
+               triton_names: set[str], atol: float, rtol: float, label: str,
+               guard: Callable[[str], None]) -> dict:
     reference, candidate = models.reference, models.candidate
     ref_inputs, cand_inputs = copy_inputs(inputs), copy_inputs(inputs)
     last: list[object] = [None]
@@ -148,6 +149,7 @@ def _time_case(backend: Backend, models: LoadedModels, runner: CandidateRunner, 
                 ref_ms.append(backend.time_call_ms(run_reference))
                 cand_ms.append(backend.time_call_ms(run_candidate))
             if i in verified:
+                guard(f"{label}, timed call {i + 1}")
                 failure = _timed_call_failure(ref_last[0], last[0], ref_inputs, cand_inputs,
                                               settings.reference_mutates_inputs, atol, rtol)
                 if failure is not None:
@@ -156,6 +158,7 @@ def _time_case(backend: Backend, models: LoadedModels, runner: CandidateRunner, 
                                        "(a result cached across calls, or computed from other inputs than this "
                                        "call's)")
                 ref_last[0] = None
+        guard(f"{label}, last timed call")
         expected_inputs = copy_inputs(fresh)
         expected = reference(*expected_inputs)
         failure = _timed_call_failure(expected, last[0], expected_inputs, cand_inputs,
@@ -198,11 +201,13 @@ def _geomean(values: list[float]) -> float:
 
 
 def profile_candidate(task: Task, models: LoadedModels, backend: Backend, runner: CandidateRunner,
-                      settings: ProfileSettings, dtype: torch.dtype,
-                      triton_names: set[str]) -> tuple[Timing, list[str]]:
+                      settings: ProfileSettings, dtype: torch.dtype, triton_names: set[str],
+                      guard: Callable[[str], None] = lambda where: None) -> tuple[Timing, list[str]]:
     """Time every case; returns the Timing and review flags. Raises StageFailure for a wrong
     timed output. Low coverage is a review flag: who computed the result was decided on the
-    recorded data path during correctness, the same way on every backend."""
+    recorded data path during correctness, the same way on every backend. `guard(where)` runs
+    before each comparison and after each case (`JudgeWorld.check`: the candidate's calls left
+    the judge's own functions alone)."""
     atol, rtol = task.tolerances()
     compiled = torch.compile(models.reference) if settings.compile_baseline else None
     seed_everything(settings.seed)
@@ -213,7 +218,8 @@ def profile_candidate(task: Task, models: LoadedModels, backend: Backend, runner
     for index, (inputs, fresh) in enumerate(zip(cases, fresh_cases, strict=True)):
         label = "timing" if len(cases) == 1 else f"timing, case {index}"
         results.append(_time_case(backend, models, runner, inputs, fresh, settings, compiled,
-                                  triton_names, atol, rtol, label))
+                                  triton_names, atol, rtol, label, guard))
+        guard(f"{label}, after its timed calls")
     kernels = _merge_kernels([k for case in results for k in case.pop("kernels")])
     coverage_seconds = sum(case.pop("coverage_seconds") for case in results)
     total = sum(k["ms"] for k in kernels)
