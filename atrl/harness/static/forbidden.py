@@ -24,8 +24,13 @@ _DISPATCH_GUARDS = (
     "_IncludeDispatchKeyGuard", "_PreserveDispatchKeyGuard", "_SetExcludeDispatchKeyGuard",
     "_dispatch_tls_set_dispatch_key_excluded", "_dispatch_tls_set_dispatch_key_included", "_set_dispatch_mode",
     "_unset_dispatch_mode", "_pop_torch_dispatch_stack", "_push_on_torch_dispatch_stack",
+    "_pop_torch_function_stack", "_push_on_torch_function_stack", "_set_torch_function_state",
 )  # fmt: skip
 _DISPATCH_INSTEAD = "let PyTorch dispatch normally: the harness records what it computes"
+_DISPATCH_HELPER_MODULES = (
+    "torch.utils._mode_utils", "torch.sparse._semi_structured_ops", "torch.utils._debug_mode", "torch._dispatch",
+    "torch._subclasses", "torch._functorch", "torch._higher_order_ops", "torch.fx.experimental.proxy_tensor",
+)  # fmt: skip
 
 # Qualified-name prefixes and the rule each breaks; the first matching entry wins, so the
 # specific entries (`os.path`, `contextlib.suppress`) come before their module.
@@ -167,6 +172,9 @@ FORBIDDEN: list[tuple[str, str, str]] = [
     # computes (`_DISPATCH_GUARDS` below, under torch._C)
     ("torch.utils._python_dispatch", "static:monkeypatch", _DISPATCH_INSTEAD),
     *(("torch._C." + name, "static:monkeypatch", _DISPATCH_INSTEAD) for name in _DISPATCH_GUARDS),
+    # torch's private helpers that wrap those guards (`no_dispatch`, `_disable_current_modes`, mode
+    # pops and dispatch-key exclusions)
+    *((module, "static:monkeypatch", _DISPATCH_INSTEAD) for module in _DISPATCH_HELPER_MODULES),
     ("torch.Tensor._make_subclass", "static:monkeypatch", "return plain torch tensors"),
     ("torch.cuda.set_per_process_memory_fraction", "static:monkeypatch", "do not change global torch settings"),
     ("torch.cuda.Stream", "static:cuda-stream-or-graph", "launch on the current stream"),
