@@ -17,6 +17,12 @@ data becomes an `Event` of one kind:
 - `untracked`: data no recorded event produced — a tensor made from numpy or Python values, or
   a buffer whose bytes changed between recorded events (written through a numpy view).
 
+The bytes an event moves count each tensor it reads once and each tensor it writes once, so an
+in-place op (`h.sub_(v)`, `torch.mul(h, 2, out=h)`) counts what its out-of-place form does: its target
+is read and written. A launch reads the arguments that hold data (not a buffer only allocated or
+filled) and writes those whose storage changed. The reference's own work is recorded by the same
+rule, so shares compare like with like.
+
 Views and metadata ops (outputs that share an input's storage, `size`, `item`) are no events.
 Each storage (keyed by device and data pointer) keeps the events that wrote it since it was
 allocated, and each event the writers of what it read, so the events behind an output — its
@@ -59,7 +65,7 @@ import functools
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -175,6 +181,14 @@ def _nbytes(tensor: torch.Tensor) -> int:
     return tensor.numel() * tensor.element_size()
 
 
+def _traffic(read: Iterable[torch.Tensor], written: Iterable[torch.Tensor]) -> int:
+    """Bytes an op moves: each tensor it reads once plus each tensor it writes once. A tensor both
+    read and written (an in-place op's target) counts twice, so `h.relu_()` moves as many bytes as
+    `torch.relu(h)`, and an op's count does not depend on whether it writes in place."""
+    return sum(_nbytes(t) for t in {id(t): t for t in read}.values()) + \
+        sum(_nbytes(t) for t in {id(t): t for t in written}.values())
+
+
 def _weighted_sum(values: torch.Tensor) -> torch.Tensor:
     """Σ (i + 1)·values[i] in int64 (wrapping on overflow), on the values' device."""
     weights = torch.arange(1, values.numel() + 1, dtype=torch.int64, device=values.device)
@@ -207,15 +221,17 @@ def _flops(func, args: tuple, kwargs: dict, out: object, outputs: list[torch.Ten
     return max((t.numel() for t in outputs), default=0)
 
 
-def _written_arguments(func, args: tuple, kwargs: dict) -> list[torch.Tensor]:
-    """The tensor arguments `func`'s schema marks as written (`Tensor(a!)`: in-place and out=)."""
+def _split_arguments(func, args: tuple, kwargs: dict) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    """`func`'s tensor arguments that its schema does not mark as written, and those it marks as
+    written (`Tensor(a!)`: in-place and out=). By position, not identity: in
+    `torch.mul(h, 2, out=h)` the first `h` is an operand read and the second a result written."""
+    others: list[torch.Tensor] = []
     written: list[torch.Tensor] = []
     for position, argument in enumerate(func._schema.arguments):
-        if argument.alias_info is None or not argument.alias_info.is_write:
-            continue
         value = args[position] if position < len(args) else kwargs.get(argument.name)
-        written.extend(_tensors([value]))
-    return written
+        is_write = argument.alias_info is not None and argument.alias_info.is_write
+        (written if is_write else others).extend(_tensors([value]))
+    return others, written
 
 
 def _own_type(value: object) -> bool:
@@ -373,16 +389,15 @@ class ProvenanceRecorder(TorchDispatchMode):
             return out
         if name in METADATA_INPLACE_OPS:
             return func(*args, **kwargs)
-        written = _written_arguments(func, args, kwargs)
+        operands, written = _split_arguments(func, args, kwargs)
         returns = func._schema.returns
         if not written and returns and all(r.alias_info is not None for r in returns):
             return func(*args, **kwargs)  # a view: same data, nothing made
         inputs = _tensors(tree_flatten((args, kwargs))[0])
-        written_ids = {id(t) for t in written}
         kind = "constant" if name in CONSTANT_OPS else "copy" if name in COPY_OPS else "torch"
         reads_written = kind == "torch" and name.endswith("_")
         if kind != "constant":
-            read = [t for t in inputs if id(t) not in written_ids or reads_written]
+            read = operands + written if reads_written else operands
         elif name in FILL_OPS:  # `fill_(t)` with a tensor value: that value is data in
             read = _tensors(tree_flatten((args[1:], kwargs))[0])
         else:
@@ -410,8 +425,7 @@ class ProvenanceRecorder(TorchDispatchMode):
             return out
         work = Work()
         if kind in ("torch", "copy"):
-            unique = {id(t): t for t in inputs + outputs}.values()
-            moved = sum(_nbytes(t) for t in unique)
+            moved = _traffic(read, fresh + written)
             work = Work(moved, _flops(func, args, kwargs, out, outputs)) if kind == "torch" else Work(moved)
         signature = library_signature(f"aten.{name}", args) if kind == "torch" else ()
         event = self._add(kind, f"aten.{name}", work, deps, signature=signature)
@@ -449,18 +463,28 @@ class ProvenanceRecorder(TorchDispatchMode):
     # --- Triton launches --------------------------------------------------------------------------
     @contextmanager
     def launch(self, kernel: str, args: tuple, kwargs: dict) -> Iterator[None]:
-        """Launch observer: the launch reads and writes every tensor argument."""
-        tensors = _tensors(list(args) + list(kwargs.values()))
-        deps = [e for t in tensors for e in self._sources(t)]
-        work = Work(sum(_nbytes(t) for t in {id(t): t for t in tensors}.values()))
+        """Launch observer: the launch reads and writes every tensor argument. Its bytes moved
+        follow `_traffic` (its loads and stores are not seen): it reads the arguments that hold data
+        (an output only allocated or filled with a constant is not read) and writes those whose
+        storage changed (every one where fingerprints are not taken), so a kernel writing into its
+        operand moves what one writing into a new buffer does."""
+        tensors = list({id(t): t for t in _tensors(list(args) + list(kwargs.values()))}.values())
+        sources = [self._sources(t) for t in tensors]
+        deps = [e for found in sources for e in found]
+        read = [t for t, found in zip(tensors, sources, strict=True)
+                if any(self.events[e].kind != "constant" for e in found)]
+        before = {key: self.fingerprints.get(key) for t in tensors if (key := _storage_key(t)) is not None}
         self._launching += 1  # the launcher's own ops are not recorded; the candidate's are
         try:
             yield
         finally:
             self._launching -= 1
-        event = self._add("triton", kernel, work, deps)
+        event = self._add("triton", kernel, Work(), deps)
         for tensor in tensors:
             self._write(tensor, event, whole=False)
+        changed = [t for t in tensors if before.get(key := _storage_key(t)) is None
+                   or self.fingerprints.get(key) != before[key]]
+        self.events[event] = replace(self.events[event], bytes=_traffic(read, changed))
 
     # --- the result ---------------------------------------------------------------------------------
     def finish(self, outputs: list[torch.Tensor]) -> None:
@@ -511,7 +535,7 @@ _recording: list[ProvenanceRecorder] = []  # the recorders active now, innermost
 _reading = 0
 
 
-def _install_host_read_hooks() -> None:
+def install_host_read_hooks() -> None:
     """`Tensor.tolist` and `Tensor.numpy` dispatch no aten op on the CPU: wrap them (once, like the
     launch hook) so that the innermost active recorder is told of them."""
     for name in ("tolist", "numpy"):
@@ -539,7 +563,7 @@ def _install_host_read_hooks() -> None:
 
 @contextmanager
 def _host_reads_noted(recorder: ProvenanceRecorder) -> Iterator[None]:
-    _install_host_read_hooks()
+    install_host_read_hooks()
     _recording.append(recorder)
     try:
         yield
