@@ -14,7 +14,8 @@ Two guards keep work from hiding inside a launch, where the provenance recorder 
 happens to the kernel and does not record what the launcher itself runs:
 - every argument must be a value Triton takes as it is (a torch tensor, a Triton wrapper or
   descriptor of one, a tuple of such values, a Python or NumPy scalar, a string, a dtype, a
-  constexpr, a jitted function), checked before the launcher touches it. Anything else (an object
+  constexpr, a jitted function), checked before the launcher touches it while the recorder
+  observes (the correctness trials; not in timed calls, which it would slow). Anything else (an object
   of the candidate's own class posing as a tensor) is refused: the launcher calls its methods
   (`data_ptr`, `untyped_storage`, ...), and a C-level callable there (`functools.partial` of a
   tensor method) computes with no frame of the candidate's for the recorder to see.
@@ -137,7 +138,9 @@ def _wrap_run(cls: type) -> None:
 
     @functools.wraps(original)
     def run(self, *args, grid, warmup, **kwargs):
-        tensors = _launch_tensors(self, args, kwargs)
+        # checked while the recorder observes (the correctness trials), not in timed calls, where
+        # the check's microseconds would count against the candidate
+        tensors = _launch_tensors(self, args, kwargs) if _observers else []
         if warmup:
             return original(self, *args, grid=grid, warmup=warmup, **kwargs)
         if _observers and callable(grid):
@@ -176,7 +179,8 @@ def _wrap_tuner(cls: type) -> None:
 
     @functools.wraps(original)
     def run(self, *args, **kwargs):
-        _launch_tensors(self, args, kwargs)
+        if _observers:
+            _launch_tensors(self, args, kwargs)
         with _observed(self, args, kwargs):
             return original(self, *args, **kwargs)
 
@@ -215,7 +219,7 @@ def _wrap_grid_executor() -> None:
 
     @functools.wraps(original)
     def call(self, *args, **kwargs):
-        tensors = _launch_tensors(self, args, kwargs)
+        tensors = _launch_tensors(self, args, kwargs) if _observers else []
         grid = self.grid
         if _observers and callable(grid):
             self.grid = _watched_grid(self, grid, tensors)
