@@ -191,3 +191,20 @@ def test_the_snapshot_names_what_changed_and_accepts_what_imports_and_warnings_d
         finally:
             undo()
         assert world.changed() is None
+
+
+@pytest.mark.gpu
+def test_on_cuda_the_checks_refuse_the_cheats_and_leave_honest_solutions_timed() -> None:
+    """The same snapshot on the CUDA backend, where the device's lazy start and the timed calls run
+    between the checks: honest builtin solutions are judged correct and timed, the cheats refused."""
+    from atrl.tasks.registry import get_task
+
+    honest = ["builtin/relu", "builtin/softmax", "builtin/matmul", "builtin/layer_norm"]
+    pairs = [(task_id, get_task(task_id).solution) for task_id in honest]
+    pairs += [("builtin/softmax", _candidate(*parts)) for parts in CHEATS.values()]
+    pairs.append(("builtin/softmax", HEADER + HOOKED_COPY))
+    with Harness(backend="cuda", workers=2, trials=2, timed_calls=20, use_cache=False) as harness:
+        verdicts = harness.evaluate_many(pairs)
+    for task_id, verdict in zip(honest, verdicts, strict=False):
+        assert verdict.ok and verdict.timing is not None, (task_id, verdict.error_class, verdict.message)
+    assert [v.error_class for v in verdicts[len(honest):]] == ["correctness:tampering"] * (len(CHEATS) + 1)
