@@ -1,7 +1,9 @@
 """Candidate code that changes the judge's own world — patches torch, the Tensor class, the
 reference or the harness, or adds a global hook or tracer — is `correctness:tampering`, whatever
-the spelling. Each cheat below passes the static checks; before `JudgeWorld` the interpreter
-judged every one of them correct (a kernel that writes zeros, or only copies what a hook caught)."""
+the spelling. The cheats are judged in a child process without the static stage, as a route the
+static checks do not know would be: before `JudgeWorld` the interpreter judged every one of them
+correct (a kernel that writes zeros, or only copies what a hook caught). The routes to the judging
+process the red team used (`torch.sys.modules`, `operator.methodcaller`) are refused statically too."""
 
 from __future__ import annotations
 
@@ -9,10 +11,13 @@ import sys
 import warnings
 
 import pytest
+from test_judge import judge_in_child
 
 from atrl.harness.api import Harness
+from atrl.harness.feedback.failures import RUNTIME_REWARD_HACKS
 from atrl.harness.stages.integrity import JudgeWorld
 from atrl.harness.stages.trace import StageFailure
+from atrl.tasks.registry import get_task
 
 HEADER = """
 import torch
@@ -131,21 +136,33 @@ def _candidate(module_level: str, init: str, forward: str) -> str:
     return HEADER + module_level + ZEROS.format(init=init, forward=forward)
 
 
+HOOK = "a global forward hook keeps the reference's output"
+
+
+def _jobs(options: dict) -> list[dict]:
+    softmax = get_task("builtin/softmax")
+    jobs = [{"name": name, "task": softmax, "code": _candidate(*parts), "options": options}
+            for name, parts in CHEATS.items()]
+    return jobs + [{"name": HOOK, "task": softmax, "code": HEADER + HOOKED_COPY, "options": options}]
+
+
 @pytest.fixture(scope="module")
 def verdicts():
-    pairs = [("builtin/softmax", _candidate(*parts)) for parts in CHEATS.values()]
-    pairs.append(("builtin/softmax", HEADER + HOOKED_COPY))
-    with Harness(backend="interpreter", workers=2, trials=2, use_cache=False) as harness:
-        return dict(zip([*CHEATS, "a global forward hook keeps the reference's output"],
-                        harness.evaluate_many(pairs), strict=True))
+    return judge_in_child(_jobs({"backend": "interpreter", "preset": "small", "trials": 2}))
 
 
-@pytest.mark.parametrize("name", [*CHEATS, "a global forward hook keeps the reference's output"])
+@pytest.mark.parametrize("name", [*CHEATS, HOOK])
 def test_candidate_code_that_changes_the_judges_world_is_rejected(verdicts, name):
     verdict = verdicts[name]
-    assert (verdict.ok, verdict.error_class) == (False, "correctness:tampering"), (name, verdict.error_class,
-                                                                                  verdict.message)
-    assert verdict.reward_hack and "changed `" in verdict.message
+    assert (verdict["ok"], verdict["error_class"]) == (False, "correctness:tampering"), (name, verdict["message"])
+    assert "changed `" in verdict["message"] and verdict["error_class"] in RUNTIME_REWARD_HACKS
+
+
+@pytest.mark.parametrize("name", list(CHEATS)[:1] + list(CHEATS)[3:])
+def test_the_red_teams_routes_to_the_judging_process_are_refused_statically(name):
+    with Harness(backend="interpreter", workers=1, use_cache=False) as harness:
+        verdict = harness.evaluate("builtin/softmax", _candidate(*CHEATS[name]))
+    assert (verdict.stage, verdict.error_class) == ("static", "static:introspection"), verdict.message
 
 
 def test_the_snapshot_names_what_changed_and_accepts_what_imports_and_warnings_do():
@@ -197,14 +214,12 @@ def test_the_snapshot_names_what_changed_and_accepts_what_imports_and_warnings_d
 def test_on_cuda_the_checks_refuse_the_cheats_and_leave_honest_solutions_timed() -> None:
     """The same snapshot on the CUDA backend, where the device's lazy start and the timed calls run
     between the checks: honest builtin solutions are judged correct and timed, the cheats refused."""
-    from atrl.tasks.registry import get_task
-
-    honest = ["builtin/relu", "builtin/softmax", "builtin/matmul", "builtin/layer_norm"]
-    pairs = [(task_id, get_task(task_id).solution) for task_id in honest]
-    pairs += [("builtin/softmax", _candidate(*parts)) for parts in CHEATS.values()]
-    pairs.append(("builtin/softmax", HEADER + HOOKED_COPY))
-    with Harness(backend="cuda", workers=2, trials=2, timed_calls=20, use_cache=False) as harness:
-        verdicts = harness.evaluate_many(pairs)
-    for task_id, verdict in zip(honest, verdicts, strict=False):
-        assert verdict.ok and verdict.timing is not None, (task_id, verdict.error_class, verdict.message)
-    assert [v.error_class for v in verdicts[len(honest):]] == ["correctness:tampering"] * (len(CHEATS) + 1)
+    options = {"backend": "cuda", "preset": None, "trials": 2, "timed_calls": 20, "warmup_calls": 3}
+    honest = [{"name": task_id, "task": get_task(task_id), "code": get_task(task_id).solution, "options": options}
+              for task_id in ("builtin/relu", "builtin/softmax", "builtin/matmul", "builtin/layer_norm")]
+    verdicts = judge_in_child(honest + _jobs(options), backend="cuda")
+    for job in honest:
+        verdict = verdicts[job["name"]]
+        assert verdict["ok"] and verdict["timing"] is not None, (job["name"], verdict["message"])
+    for name in [*CHEATS, HOOK]:
+        assert verdicts[name]["error_class"] == "correctness:tampering", (name, verdicts[name]["message"])

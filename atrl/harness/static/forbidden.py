@@ -176,6 +176,9 @@ FORBIDDEN: list[tuple[str, str, str]] = [
     # pops and dispatch-key exclusions)
     *((module, "static:monkeypatch", _DISPATCH_INSTEAD) for module in _DISPATCH_HELPER_MODULES),
     ("torch.Tensor._make_subclass", "static:monkeypatch", "return plain torch tensors"),
+    # attribute access by strings, past the checks on names (`methodcaller("__subclasses__")`)
+    ("operator.attrgetter", "static:introspection", "use attributes by name in the code"),
+    ("operator.methodcaller", "static:introspection", "call methods by name in the code"),
     ("torch.cuda.set_per_process_memory_fraction", "static:monkeypatch", "do not change global torch settings"),
     ("torch.cuda.Stream", "static:cuda-stream-or-graph", "launch on the current stream"),
     ("torch.cuda.ExternalStream", "static:cuda-stream-or-graph", "launch on the current stream"),
@@ -249,6 +252,12 @@ HIDDEN_COMPUTE_ATTRIBUTES: dict[str, tuple[str, str]] = {
     "_get_dispatch_stack_at": ("static:monkeypatch", _DISPATCH_INSTEAD),
     "_len_torch_dispatch_stack": ("static:monkeypatch", _DISPATCH_INSTEAD),
 }
+
+
+# Modules of the judging process re-exported as attributes of others (`torch.sys`,
+# `torch.nn.modules.module.sys`): through them a candidate reaches `sys.modules` and the harness.
+REEXPORTED_MODULE_ATTRIBUTES = frozenset({"sys", "os", "builtins", "importlib", "gc", "inspect", "ctypes",
+                                          "subprocess"})  # fmt: skip
 
 
 def forbidden_rule(qualname: str) -> tuple[str, str] | None:

@@ -24,6 +24,7 @@ from atrl.harness.static.forbidden import (
     BUILTINS,
     FRAME_ATTRIBUTES,
     HIDDEN_COMPUTE_ATTRIBUTES,
+    REEXPORTED_MODULE_ATTRIBUTES,
     STAR_IMPORTABLE,
     SUBCLASS_HOOKS,
     forbidden_rule,
@@ -117,6 +118,10 @@ def _check_attribute(node: ast.Attribute, aliases: Aliases) -> list[Violation]:
     if node.attr in FRAME_ATTRIBUTES:
         return [violation("static:introspection", node, f"frame attribute `.{node.attr}`",
                           "do not inspect the caller's frames")]
+    if node.attr in REEXPORTED_MODULE_ATTRIBUTES:
+        return [violation("static:introspection", node, f"module `{node.attr}` reached as an attribute (`.{node.attr}`)",
+                          f"import only what a kernel needs by name; `{node.attr}` reached through another module "
+                          "opens the judging process")]
     if node.attr in HIDDEN_COMPUTE_ATTRIBUTES:
         rule, instead = HIDDEN_COMPUTE_ATTRIBUTES[node.attr]
         return [violation(rule, node, f"`.{node.attr}`", instead)]
