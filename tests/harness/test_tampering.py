@@ -223,3 +223,22 @@ def test_on_cuda_the_checks_refuse_the_cheats_and_leave_honest_solutions_timed()
         assert verdict["ok"] and verdict["timing"] is not None, (job["name"], verdict["message"])
     for name in [*CHEATS, HOOK]:
         assert verdicts[name]["error_class"] == "correctness:tampering", (name, verdicts[name]["message"])
+
+
+def test_the_task_and_options_the_judge_reads_are_guarded_too():
+    """Tolerances and trial counts live on objects, not in module bindings: a change of their
+    attributes counts as well."""
+    from atrl.harness.stages.judge import JudgeOptions
+
+    task, options = get_task("builtin/softmax"), JudgeOptions(backend="interpreter", preset="small")
+    saved = (task.atol, options.trials)
+    world = JudgeWorld.snapshot(objects={"the task": task, "the judge's options": options})
+    try:
+        task.atol = 1e9
+        assert world.changed() == "the task.atol"
+        task.atol = saved[0]
+        options.trials = 0
+        assert world.changed() == "the judge's options.trials"
+    finally:
+        task.atol, options.trials = saved
+    assert world.changed() is None

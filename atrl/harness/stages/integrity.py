@@ -119,21 +119,22 @@ class JudgeWorld:
     """A snapshot of what the judge relies on, and `check` against it."""
 
     # label -> (the namespace, its guarded names' fingerprints, "class" | "module" | "library"): a module
-    # gains a name legitimately when one of its submodules is imported, a class never does; of a
-    # library module only the functions and classes are guarded
+    # gains a name legitimately when one of its submodules is imported, a class (or a guarded
+    # object's attributes) never does; of a library module only the functions and classes are guarded
     namespaces: dict[str, tuple[dict, dict[str, tuple], str]] = field(default_factory=dict)
     modules: dict[str, int] = field(default_factory=dict)
     hooks: dict[str, tuple] = field(default_factory=dict)
 
     @classmethod
     def snapshot(cls, task_module: types.ModuleType | None = None,
-                 reference_classes: Iterable[type] = ()) -> JudgeWorld:
+                 objects: dict[str, object] | None = None) -> JudgeWorld:
+        """`objects`: label -> an object whose attributes are guarded too (the task, the options)."""
         world = cls()
         modules = _guarded_modules()
         if task_module is not None:
             modules[task_module.__name__] = task_module
         world.modules = {name: id(module) for name, module in modules.items()}
-        classes: list[type] = [torch.Tensor, torch.nn.Module, torch.nn.Parameter, *reference_classes]
+        classes: list[type] = [torch.Tensor, torch.nn.Module, torch.nn.Parameter]
         for name, module in modules.items():
             own = name == "atrl" or name.startswith("atrl.") or module is task_module
             # a library module's data (torch.cuda's lazy-init flags, caches) changes as it is used;
@@ -143,6 +144,9 @@ class JudgeWorld:
                 classes.extend(_own_classes(module))
         for klass in classes:
             world._add(f"{klass.__module__}.{klass.__qualname__}", vars(klass), "class")
+        for label, value in (objects or {}).items():
+            if hasattr(value, "__dict__"):
+                world._add(label, vars(value), "class")
         world.hooks = _hook_state()
         return world
 

@@ -213,7 +213,7 @@ def _run_stages(task: Task, code: str, options: JudgeOptions, backend, verdict: 
     state["candidate_file"] = candidate_file
     kernel_names: set[str] = set()
     # what the judge relies on, before any candidate code runs: checked after each call into it
-    world = JudgeWorld.snapshot(task_module)
+    world = JudgeWorld.snapshot(task_module, objects={"the task": task, "the judge's options": options})
     try:
         candidate_module = import_candidate(candidate_file)
         world.check("importing the candidate")
