@@ -171,7 +171,7 @@ class _TimedCPU(InterpreterBackend):
         return 1.0
 
 
-def timed_failure(task: Task, models: LoadedModels, monkeypatch) -> StageFailure | None:
+def timed_failure(task: Task, models: LoadedModels, monkeypatch, guard=lambda where: None) -> StageFailure | None:
     """The StageFailure of the profile stage (its last timed call's checks), None when it passes."""
     monkeypatch.setattr(profile, "profiled_kernels", lambda *args: [])
     backend = _TimedCPU()
@@ -180,10 +180,25 @@ def timed_failure(task: Task, models: LoadedModels, monkeypatch) -> StageFailure
                                        coverage_threshold=0.5,
                                        reference_mutates_inputs=task.reference_mutates_inputs)
     try:
-        profile.profile_candidate(task, models, backend, runner, settings, torch.float32, {"kernel"})
+        profile.profile_candidate(task, models, backend, runner, settings, torch.float32, {"kernel"}, guard=guard)
     except StageFailure as failure:
         return failure
     return None
+
+
+def test_the_profile_stage_checks_the_judges_world_before_each_comparison(load, monkeypatch):
+    # `guard` is `JudgeWorld.check`: before each verified timed call's comparison, the last one's, and at the end
+    models = load(RELU_INPLACE, RELU_INTO_X)
+    seen: list[str] = []
+    assert timed_failure(RELU_INPLACE, models, monkeypatch, guard=seen.append) is None
+    assert seen == ["timing, timed call 1", "timing, timed call 2", "timing, timed call 3", "timing, last timed call",
+                    "timing, after its timed calls"]
+
+    def tampered(where: str) -> None:
+        raise StageFailure("correctness:tampering", f"{where}, the candidate's code changed `torch.isclose`")
+
+    failure = timed_failure(RELU_INPLACE, models, monkeypatch, guard=tampered)
+    assert failure is not None and failure.error_class == "correctness:tampering"
 
 
 def test_timed_in_place_candidate_returning_its_input_passes(load, monkeypatch):

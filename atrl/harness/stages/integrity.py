@@ -18,13 +18,9 @@ place when the judge compares is.
 
 from __future__ import annotations
 
-import builtins
 import gc
-import math
-import statistics
 import sys
 import threading
-import time
 import types
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -46,20 +42,31 @@ _GLOBAL_HOOKS = (
     "_global_forward_hooks_always_called", "_global_forward_hooks_with_kwargs", "_global_module_registration_hooks",
     "_global_parameter_registration_hooks", "_global_buffer_registration_hooks",
 )
-_ = (builtins, math, statistics, time)  # imported so that their modules are present to guard
+_EMPTY_CELL = object()
 
 
 def _fingerprint(value: object) -> tuple:
-    """Identity, and for Python functions (bare or wrapped) what a call would run."""
+    """The value, and for a Python function (bare or wrapped) what a call would run: its code,
+    defaults and closure. Held, not just their ids, so that no freed object's address is reused."""
     function = value
     if isinstance(value, (classmethod, staticmethod)):
         function = value.__func__
     elif isinstance(value, property):
         function = value.fget
     if isinstance(function, types.FunctionType):
-        cells = tuple(id(c.cell_contents) if _filled(c) else None for c in function.__closure__ or ())
-        return (id(value), id(function.__code__), id(function.__defaults__), id(function.__kwdefaults__), cells)
-    return (id(value),)
+        cells = (c.cell_contents if _filled(c) else _EMPTY_CELL for c in function.__closure__ or ())
+        return (value, function.__code__, function.__defaults__, function.__kwdefaults__, *cells)
+    return (value,)
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    """Element by element identity (`==` would call the candidate's `__eq__`)."""
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):  # noqa: B905 (same length)
+        if x is not y:
+            return False
+    return True
 
 
 def _library_wrapper(value: object, saved: tuple) -> bool:
@@ -68,10 +75,10 @@ def _library_wrapper(value: object, saved: tuple) -> bool:
     code = getattr(value, "__code__", None)
     if code is None or not code.co_filename.replace("\\", "/").endswith("torch/_compile.py"):
         return False
-    if id(getattr(value, "__wrapped__", None)) != saved[0]:
+    if getattr(value, "__wrapped__", None) is not saved[0]:
         return False
     contents = [c.cell_contents for c in value.__closure__ or () if _filled(c)]
-    return all(id(c) == saved[0] for c in contents if callable(c))
+    return all(c is saved[0] for c in contents if callable(c))
 
 
 def _filled(cell: types.CellType) -> bool:
@@ -98,16 +105,16 @@ def _hook_state() -> dict[str, tuple]:
     for name in _GLOBAL_HOOKS:
         registry = getattr(nn_module, name, None)
         if registry is not None:
-            state[f"torch.nn.modules.module.{name}"] = tuple(id(v) for v in registry.values())
+            state[f"torch.nn.modules.module.{name}"] = tuple(registry.values())
     state["the torch-function mode stack"] = (torch._C._len_torch_function_stack(),)
     state["the torch-dispatch mode stack"] = (torch._C._len_torch_dispatch_stack(),)
-    state["sys.settrace"] = (id(sys.gettrace()),)
-    state["sys.setprofile"] = (id(sys.getprofile()),)
-    state["threading.settrace"] = (id(getattr(threading, "_trace_hook", None)),)
-    state["threading.setprofile"] = (id(getattr(threading, "_profile_hook", None)),)
-    state["sys.meta_path"] = tuple(id(f) for f in sys.meta_path)
-    state["sys.path_hooks"] = tuple(id(f) for f in sys.path_hooks)
-    state["gc.callbacks"] = tuple(id(f) for f in gc.callbacks)
+    state["sys.settrace"] = (sys.gettrace(),)
+    state["sys.setprofile"] = (sys.getprofile(),)
+    state["threading.settrace"] = (getattr(threading, "_trace_hook", None),)
+    state["threading.setprofile"] = (getattr(threading, "_profile_hook", None),)
+    state["sys.meta_path"] = tuple(sys.meta_path)
+    state["sys.path_hooks"] = tuple(sys.path_hooks)
+    state["gc.callbacks"] = tuple(gc.callbacks)
     monitoring = getattr(sys, "monitoring", None)
     if monitoring is not None:
         state["sys.monitoring"] = tuple(monitoring.get_tool(i) for i in range(6))
@@ -122,7 +129,7 @@ class JudgeWorld:
     # gains a name legitimately when one of its submodules is imported, a class (or a guarded
     # object's attributes) never does; of a library module only the functions and classes are guarded
     namespaces: dict[str, tuple[dict, dict[str, tuple], str]] = field(default_factory=dict)
-    modules: dict[str, int] = field(default_factory=dict)
+    modules: dict[str, types.ModuleType] = field(default_factory=dict)
     hooks: dict[str, tuple] = field(default_factory=dict)
 
     @classmethod
@@ -133,7 +140,7 @@ class JudgeWorld:
         modules = _guarded_modules()
         if task_module is not None:
             modules[task_module.__name__] = task_module
-        world.modules = {name: id(module) for name, module in modules.items()}
+        world.modules = dict(modules)
         classes: list[type] = [torch.Tensor, torch.nn.Module, torch.nn.Parameter]
         for name, module in modules.items():
             own = name == "atrl" or name.startswith("atrl.") or module is task_module
@@ -157,23 +164,25 @@ class JudgeWorld:
 
     def changed(self) -> str | None:
         """The first guarded thing that differs from the snapshot, named; None when none does."""
-        for name, module_id in self.modules.items():
-            if id(sys.modules.get(name)) != module_id:
+        for name, module in self.modules.items():
+            if sys.modules.get(name) is not module:
                 return f"sys.modules[{name!r}]"
         for label, (namespace, saved, kind) in self.namespaces.items():
             for key, print_ in saved.items():
                 if key not in namespace:
                     return f"{label}.{key}"
                 value = namespace[key]
-                if _fingerprint(value) != print_ and not _library_wrapper(value, print_):
+                if not _same(_fingerprint(value), print_) and not _library_wrapper(value, print_):
                     return f"{label}.{key}"
-            if len(namespace) != len(saved):
+            # every saved name is still there, so a longer namespace gained names; a library module's
+            # new names are never looked up by the judge, which calls only the saved ones
+            if kind != "library" and len(namespace) != len(saved):
                 for key in list(namespace):
                     if key not in saved and _counts_as_added(kind, key, namespace[key]):
                         return f"{label}.{key}"
         now = _hook_state()
         for label, saved in self.hooks.items():
-            if now.get(label) != saved:
+            if not _same(now.get(label, ()), saved):
                 return label
         return None
 
@@ -188,16 +197,11 @@ class JudgeWorld:
             )
 
 
-
 def _guarded(value: object) -> bool:
     return callable(value) and not isinstance(value, types.ModuleType)
 
 
 def _counts_as_added(kind: str, name: str, value: object) -> bool:
-    """Whether a name new to a namespace is a change: never an imported submodule or the warnings
-    registry; in a library module, only a function or class."""
-    if kind == "class":
-        return True
-    if isinstance(value, types.ModuleType) or name == "__warningregistry__":
-        return False
-    return kind == "module" or _guarded(value)
+    """Whether a name new to a module's or class's namespace is a change: in a module, never an
+    imported submodule or the warnings registry."""
+    return kind == "class" or not (isinstance(value, types.ModuleType) or name == "__warningregistry__")

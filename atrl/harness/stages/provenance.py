@@ -185,8 +185,7 @@ def _traffic(read: Iterable[torch.Tensor], written: Iterable[torch.Tensor]) -> i
     """Bytes an op moves: each tensor it reads once plus each tensor it writes once. A tensor both
     read and written (an in-place op's target) counts twice, so `h.relu_()` moves as many bytes as
     `torch.relu(h)`, and an op's count does not depend on whether it writes in place."""
-    return sum(_nbytes(t) for t in {id(t): t for t in read}.values()) + \
-        sum(_nbytes(t) for t in {id(t): t for t in written}.values())
+    return sum(_nbytes(t) for group in (read, written) for t in {id(t): t for t in group}.values())
 
 
 def _weighted_sum(values: torch.Tensor) -> torch.Tensor:
