@@ -285,7 +285,7 @@ t3_bring() {
     mkdir -p "$outdir"
     for run in "$ROOT"/t3-*-s*; do
         [ -d "$run" ] || continue
-        # T3_BRING: the runs to bring (names; default all): a device call returns at most 8 files
+        # T3_BRING: the runs to bring (names; default all): a device call returns at most 8 files, 64 MiB
         if [ -n "${T3_BRING:-}" ] && [[ " $T3_BRING " != *" $(basename "$run") "* ]]; then continue; fi
         latest=$(cat "$run/checkpoints/latest" 2>/dev/null || true)  # the newest complete checkpoint
         [ -n "$latest" ] || continue
