@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 # Part of every cache key: bump it whenever a change to the harness can change a verdict.
-HARNESS_VERSION = "29"
+HARNESS_VERSION = "30"
 # The name of the Ray judge fleet's actors unless a run names another (atrl.harness.distributed.fleet).
 DEFAULT_FLEET = "atrl-judges"
 

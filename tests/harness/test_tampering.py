@@ -16,8 +16,10 @@ from test_judge import judge_in_child
 from atrl.harness.api import Harness
 from atrl.harness.feedback.failures import RUNTIME_REWARD_HACKS
 from atrl.harness.stages.integrity import JudgeWorld
+from atrl.harness.stages.launch_hook import _counts as launch_counts
 from atrl.harness.stages.trace import StageFailure
 from atrl.tasks.registry import get_task
+from atrl.tasks.task import DEFAULT_TOLERANCES
 
 HEADER = """
 import torch
@@ -130,6 +132,13 @@ def _arm():
     _judge.check_trial = _once
 """, "pass", "_arm()"),
 }
+# judged in a process of its own: a patch the cheats above leave behind would be seen first
+LOOSENED = ("""
+_tasks = torch.sys.modules["atrl.tasks.task"]
+for _table in (_tasks.DEFAULT_TOLERANCES, _tasks.DEFAULT_PRECISION_BOUNDS):
+    for _dtype in list(_table):
+        _table[_dtype] = (1e30, 1e30) if _table is _tasks.DEFAULT_TOLERANCES else 1e30
+""", "pass", "pass")
 
 
 def _candidate(module_level: str, init: str, forward: str) -> str:
@@ -158,10 +167,20 @@ def test_candidate_code_that_changes_the_judges_world_is_rejected(verdicts, name
     assert "changed `" in verdict["message"] and verdict["error_class"] in RUNTIME_REWARD_HACKS
 
 
-@pytest.mark.parametrize("name", list(CHEATS)[:1] + list(CHEATS)[3:])
+def test_a_table_of_the_judge_changed_in_place_is_rejected():
+    """The tolerance tables keep their binding when loosened in place; their contents are guarded."""
+    options = {"backend": "interpreter", "preset": "small", "trials": 2}
+    verdict = judge_in_child([{"name": "loosened", "task": get_task("builtin/softmax"),
+                               "code": _candidate(*LOOSENED), "options": options}])["loosened"]
+    assert (verdict["ok"], verdict["error_class"]) == (False, "correctness:tampering"), verdict["message"]
+    assert "atrl.tasks.task.DEFAULT_TOLERANCES" in verdict["message"]
+
+
+@pytest.mark.parametrize("name", [*list(CHEATS)[:1], *list(CHEATS)[3:], "loosened"])
 def test_the_red_teams_routes_to_the_judging_process_are_refused_statically(name):
+    code = _candidate(*(LOOSENED if name == "loosened" else CHEATS[name]))
     with Harness(backend="interpreter", workers=1, use_cache=False) as harness:
-        verdict = harness.evaluate("builtin/softmax", _candidate(*CHEATS[name]))
+        verdict = harness.evaluate("builtin/softmax", code)
     assert (verdict.stage, verdict.error_class) == ("static", "static:introspection"), verdict.message
 
 
@@ -171,8 +190,12 @@ def test_the_snapshot_names_what_changed_and_accepts_what_imports_and_warnings_d
     world = JudgeWorld.snapshot()
     import torch.distributions  # noqa: F401  (a submodule imported later: torch gains a name)
 
-    warnings.warn_explicit("noted", UserWarning, "x.py", 1, module="atrl.harness.stages.compare",
-                           registry=vars(compare).setdefault("__warningregistry__", {}))
+    registry = vars(compare).setdefault("__warningregistry__", {})  # a module gains its registry,
+    warnings.warn_explicit("noted", UserWarning, "x.py", 1, module="atrl.harness.stages.compare", registry=registry)
+    assert world.changed() is None
+    world = JudgeWorld.snapshot()  # and a registry already there gains entries
+    warnings.warn_explicit("noted again", UserWarning, "x.py", 2, module="atrl.harness.stages.compare",
+                           registry=registry)
     assert world.changed() is None
 
     def fake(*args, **kwargs):
@@ -198,6 +221,9 @@ def test_the_snapshot_names_what_changed_and_accepts_what_imports_and_warnings_d
         handle = torch.nn.modules.module.register_module_forward_hook(lambda *a: None)
 
     cases.append((hook, lambda: handle.remove(), "torch.nn.modules.module._global_forward_hooks"))
+    tolerance = DEFAULT_TOLERANCES["float32"]
+    cases.append((lambda: DEFAULT_TOLERANCES.__setitem__("float32", (1.0, 1.0)),
+                  lambda: DEFAULT_TOLERANCES.__setitem__("float32", tolerance), "atrl.tasks.task.DEFAULT_TOLERANCES"))
     for change, undo, named in cases:
         change()
         try:
@@ -208,6 +234,11 @@ def test_the_snapshot_names_what_changed_and_accepts_what_imports_and_warnings_d
         finally:
             undo()
         assert world.changed() is None
+    launch_counts["some_kernel"] += 1  # the judge's running state changes as it works
+    try:
+        assert world.changed() is None
+    finally:
+        del launch_counts["some_kernel"]
 
 
 @pytest.mark.gpu

@@ -11,7 +11,8 @@ compared, naming the first thing that changed.
 
 What is compared: the binding of every name in the guarded namespaces (modules and classes, by
 identity; a Python function also by its code, defaults and closure, so a swapped `__code__`
-counts), the hook registries and mode stacks by length and content, and `sys.modules` for the
+counts; a dict, list or set of the harness, the task or the options also by its items, so a
+tolerance table loosened in place counts), the hook registries and mode stacks by length and content, and `sys.modules` for the
 guarded modules. A change made and undone inside one call is not seen; a patch that must be in
 place when the judge compares is.
 """
@@ -43,11 +44,24 @@ _GLOBAL_HOOKS = (
     "_global_parameter_registration_hooks", "_global_buffer_registration_hooks",
 )
 _EMPTY_CELL = object()
+_CONTAINERS = (dict, list, set)
+# the judge's running state, changed by the judge itself as it works (as is a module's warnings
+# registry): only their bindings are guarded
+_RUNNING_STATE = frozenset({
+    "atrl.harness.stages.launch_hook._counts", "atrl.harness.stages.launch_hook._observers",
+    "atrl.harness.stages.provenance._recording", "atrl.harness.stages.compare._fused_failure",
+    "atrl.harness.trial_seed._process", "atrl.cli._state",
+})
 
 
-def _fingerprint(value: object) -> tuple:
+def _fingerprint(value: object, contents: bool = False) -> tuple:
     """The value, and for a Python function (bare or wrapped) what a call would run: its code,
-    defaults and closure. Held, not just their ids, so that no freed object's address is reused."""
+    defaults and closure; with `contents` (a dict, list or set), its items too (a tolerance table
+    changed in place keeps its binding). Held, not just their ids, so that no freed object's
+    address is reused."""
+    if contents:
+        items = (*value.keys(), _EMPTY_CELL, *value.values()) if isinstance(value, dict) else tuple(value)
+        return (value, len(value), *items)
     function = value
     if isinstance(value, (classmethod, staticmethod)):
         function = value.__func__
@@ -125,10 +139,11 @@ def _hook_state() -> dict[str, tuple]:
 class JudgeWorld:
     """A snapshot of what the judge relies on, and `check` against it."""
 
-    # label -> (the namespace, its guarded names' fingerprints, "class" | "module" | "library"): a module
-    # gains a name legitimately when one of its submodules is imported, a class (or a guarded
-    # object's attributes) never does; of a library module only the functions and classes are guarded
-    namespaces: dict[str, tuple[dict, dict[str, tuple], str]] = field(default_factory=dict)
+    # label -> (the namespace, name -> (its fingerprint, whether the items count), "class" | "module" |
+    # "library"): a module gains a name legitimately when one of its submodules is imported, a class
+    # (or a guarded object's attributes) never does; of a library module only the functions and
+    # classes are guarded
+    namespaces: dict[str, tuple[dict, dict[str, tuple[tuple, bool]], str]] = field(default_factory=dict)
     modules: dict[str, types.ModuleType] = field(default_factory=dict)
     hooks: dict[str, tuple] = field(default_factory=dict)
 
@@ -159,7 +174,13 @@ class JudgeWorld:
 
     def _add(self, label: str, namespace: dict, kind: str) -> None:
         if label not in self.namespaces:
-            saved = {k: _fingerprint(v) for k, v in list(namespace.items()) if kind != "library" or _guarded(v)}
+            own = kind != "library"
+            saved = {}
+            for key, value in list(namespace.items()):
+                if own or _guarded(value):
+                    contents = (own and isinstance(value, _CONTAINERS) and key != "__warningregistry__"
+                                and f"{label}.{key}" not in _RUNNING_STATE)
+                    saved[key] = (_fingerprint(value, contents), contents)
             self.namespaces[label] = (namespace, saved, kind)
 
     def changed(self) -> str | None:
@@ -168,12 +189,16 @@ class JudgeWorld:
             if sys.modules.get(name) is not module:
                 return f"sys.modules[{name!r}]"
         for label, (namespace, saved, kind) in self.namespaces.items():
-            for key, print_ in saved.items():
+            for key, (print_, contents) in saved.items():
                 if key not in namespace:
                     return f"{label}.{key}"
                 value = namespace[key]
-                if not _same(_fingerprint(value), print_) and not _library_wrapper(value, print_):
-                    return f"{label}.{key}"
+                if value is print_[0]:  # the saved object: only then are its code or contents read
+                    if _same(_fingerprint(value, contents), print_):
+                        continue
+                elif _library_wrapper(value, print_):
+                    continue
+                return f"{label}.{key}"
             # every saved name is still there, so a longer namespace gained names; a library module's
             # new names are never looked up by the judge, which calls only the saved ones
             if kind != "library" and len(namespace) != len(saved):
