@@ -534,3 +534,63 @@ def test_in_place_tasks_pass_the_same_storage_call_and_their_read_only_inputs_ar
             {"name": "add", "task": add, "code": ADD_INTO_X, "options": interpreter_options()}]
     for name, verdict in judge_in_child(jobs).items():
         assert verdict["ok"], (name, verdict["error_class"], verdict["message"])
+
+
+def _judged_around_a_launch(forward) -> object:
+    """The strict decision on `forward(x, recorder)`, which opens a launch of its own on the recorder
+    (as the launch hook does) and runs there what a launcher or a callback would."""
+    with torch.no_grad(), recording() as recorder:
+        record_candidate_state(recorder, torch.nn.Module(), [X])
+        out = forward(X, recorder)
+    recorder.finish([out])
+    return decide(recorder, [out], STRICT, RELU_WORK)[0]
+
+
+def test_a_launchers_copy_of_a_tensor_computed_before_keeps_that_computation_on_the_path():
+    """Inside a launch, data movement with no candidate frame is the launcher's own, but what it
+    reads is read by the launch."""
+    def forward(x, recorder):
+        computed = torch.relu(x)
+        out = torch.empty_like(x)
+        with recorder.launch("copy_kernel", (out,), {}):
+            out.copy_(computed)  # as a callback's `functools.partial(out.copy_, computed)` would
+        return out
+
+    failure = _judged_around_a_launch(forward)
+    assert failure is not None and "aten.relu" in failure.message
+
+
+def test_a_computing_op_inside_a_launch_is_recorded_as_pytorch():
+    def forward(x, recorder):
+        out = triton_relu(x)
+        with recorder.launch("finish_kernel", (out,), {}):
+            torch.exp_(out)  # no candidate frame on the stack, yet no launcher computes
+        return out
+
+    failure = _judged_around_a_launch(forward)
+    assert failure is not None and "aten.exp_" in failure.message
+
+
+def test_tensor_values_of_a_constant_op_are_read():
+    def forward(x):
+        total = torch.relu(x).sum()
+        line = torch.linspace(total, total, 1)  # `linspace.Tensor_Tensor`: the values are data in
+        out = torch.empty(1)
+        triton_relu(line, out)
+        return out
+
+    failure, _ = judged(forward, [X], STRICT, reference_work(lambda x: torch.relu(x).sum(), X))
+    assert failure is not None and failure.error_class == "correctness:pytorch-compute"
+
+
+def test_a_tensor_computed_inside_a_launch_feeds_the_launch():
+    """On a GPU no launcher op touches a tensor a callback made and handed to the kernel as an
+    argument the observer never saw: what ran inside the launch is among the launch's inputs."""
+    def forward(x, recorder):
+        out = torch.empty_like(x)
+        with recorder.launch("finish_kernel", (x, out), {}):
+            torch.exp(x)  # a heuristic's new tensor; the kernel would read it
+        return out
+
+    failure = _judged_around_a_launch(forward)
+    assert failure is not None and "aten.exp" in failure.message

@@ -82,8 +82,6 @@ CONSTANT_OPS = frozenset({
     "zero_", "scalar_tensor", "arange", "linspace", "logspace", "eye", "rand", "rand_like", "randn",
     "randn_like", "randint", "randint_like", "randperm", "normal_", "uniform_", "random_",
 })
-# Constant ops whose value may be a tensor (`fill_.Tensor`): they read that value, not their target
-FILL_OPS = frozenset({"fill", "fill_"})
 # Ops that change a tensor's size and keep its data (a same-size `resize_` is a no-op on the data):
 # the storage keeps its writers, and moves them along when it is reallocated to grow
 RESIZE_OPS = frozenset({"resize_", "resize_as_"})
@@ -98,6 +96,9 @@ METADATA_INPLACE_OPS = frozenset({
     "t_", "transpose_", "squeeze_", "unsqueeze_", "as_strided_", "swapdims_", "swapaxes_", "detach_",
 })
 HOST_READ_OPS = frozenset({"_local_scalar_dense", "equal", "is_nonzero", "allclose"})
+# What Triton's launchers do with tensors themselves (the interpreter's host copies, an autotuner's
+# resets and restores): they allocate, copy, view and re-point storages, and never compute
+LAUNCHER_OPS = CONSTANT_OPS | COPY_OPS | RESIZE_OPS | METADATA_INPLACE_OPS | {"set_", "detach", "lift_fresh"}
 # A Python constant (`torch.tensor(0.5)`) passed along is no computation of the result as long
 # as it is small and smaller than the output (see `decide`); a larger one carries the result itself.
 MAX_CONSTANT_ELEMENTS = 64
@@ -200,6 +201,11 @@ def fingerprint(tensor: torch.Tensor) -> tuple[int, ...]:
     `_ROW_WORDS`, their row sums and column sums each weighted by position, plus the plain sum and
     the leftover words. Two reductions read the storage once each with no copy of it (an int64
     copy of a 6 GiB buffer in chunks cost the judge seconds per call); one read at the end."""
+    with _harness_work():
+        return _fingerprint(tensor)
+
+
+def _fingerprint(tensor: torch.Tensor) -> tuple[int, ...]:
     storage = tensor.untyped_storage()
     raw = torch.empty(0, dtype=torch.uint8, device=tensor.device).set_(storage)
     words = raw.view(torch.int32) if raw.numel() % 4 == 0 else raw
@@ -285,6 +291,7 @@ class ProvenanceRecorder(TorchDispatchMode):
         self.candidate_files: set[str] = set()  # the candidate's source file (record_candidate_state)
         self._quiet = 0
         self._launching = 0
+        self._launch_reads: list[set[int]] = []  # per open launch: events its launcher's own ops read
 
     # --- registration -------------------------------------------------------------------------
     def register(self, tensors: Iterable[torch.Tensor], kind: str, name: str) -> None:
@@ -330,6 +337,23 @@ class ProvenanceRecorder(TorchDispatchMode):
                 return False
             frame = frame.f_back
         return False
+
+    def _launchers_own(self, func, name: str, args: tuple, kwargs: dict) -> bool:
+        """Whether an op inside a launch, with no frame of the candidate's on the stack, is the
+        launcher's own work (not recorded). Data movement is; a computing op is not: it came from a
+        callback the candidate handed the launcher (a heuristic's or `pre_hook`'s
+        `functools.partial(F.relu, buf)`) and is recorded as PyTorch's. Whatever the launcher's own
+        ops read from storages already recorded counts as read by the launch, so a callback's copy
+        of a tensor computed earlier stays on the data path."""
+        returns = func._schema.returns
+        is_view = bool(returns) and all(r.alias_info is not None and not r.alias_info.is_write for r in returns)
+        if name not in LAUNCHER_OPS and not is_view:
+            return False
+        for tensor in _tensors(tree_flatten((args, kwargs))[0]):
+            key = _storage_key(tensor)
+            if key is not None and key in self.writers:
+                self._launch_reads[-1].update(self.writers[key])
+        return True
 
     def _unrecorded(self) -> bool:
         """Whether what runs now is the recorder's own work or the launcher's (not the candidate's)."""
@@ -377,9 +401,12 @@ class ProvenanceRecorder(TorchDispatchMode):
     # --- aten ops -------------------------------------------------------------------------------
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if self._unrecorded():
+        if self._quiet:
             return func(*args, **kwargs)
         name = func.overloadpacket.__name__
+        if self._launching and not self._from_candidate_inside_launch() \
+                and self._launchers_own(func, name, args, kwargs):
+            return func(*args, **kwargs)
         if name in RESIZE_OPS:
             return self._resize(func, args, kwargs)
         if name == "lift_fresh":
@@ -397,10 +424,10 @@ class ProvenanceRecorder(TorchDispatchMode):
         reads_written = kind == "torch" and name.endswith("_")
         if kind != "constant":
             read = operands + written if reads_written else operands
-        elif name in FILL_OPS:  # `fill_(t)` with a tensor value: that value is data in
+        elif name.endswith("_like") or name.startswith("new_") or name in ("fill", "zero"):  # a template first
             read = _tensors(tree_flatten((args[1:], kwargs))[0])
-        else:
-            read = []
+        else:  # `fill_(t)`, `torch.linspace(t, t, 1)`: the tensors among its values are data in
+            read = operands
         deps = [e for t in read for e in self._sources(t)]
         out = func(*args, **kwargs)
         outputs = _tensors(tree_flatten(out)[0])
@@ -473,11 +500,16 @@ class ProvenanceRecorder(TorchDispatchMode):
         read = [t for t, found in zip(tensors, sources, strict=True)
                 if any(self.events[e].kind != "constant" for e in found)]
         before = {key: self.fingerprints.get(key) for t in tensors if (key := _storage_key(t)) is not None}
+        first = len(self.events)
         self._launching += 1  # the launcher's own ops are not recorded; the candidate's are
+        self._launch_reads.append(set())
         try:
             yield
         finally:
             self._launching -= 1
+            reads = self._launch_reads.pop()
+        # what ran inside the launch (callbacks, nested launches) and what its launcher read may feed the kernel
+        deps += sorted(reads | set(range(first, len(self.events))))
         event = self._add("triton", kernel, Work(), deps)
         for tensor in tensors:
             self._write(tensor, event, whole=False)
@@ -531,6 +563,21 @@ def recording(verify_writes: bool = True) -> Iterator[ProvenanceRecorder]:
 
 
 _recording: list[ProvenanceRecorder] = []  # the recorders active now, innermost last
+
+
+@contextmanager
+def _harness_work() -> Iterator[None]:
+    """The harness's own tensor work (a fingerprint, also one taken inside a launch): unrecorded."""
+    active = list(_recording)
+    for recorder in active:
+        recorder._quiet += 1
+    try:
+        yield
+    finally:
+        for recorder in active:
+            recorder._quiet -= 1
+
+
 _reading = 0
 
 

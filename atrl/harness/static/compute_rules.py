@@ -35,7 +35,45 @@ def check_compute(index: ModuleIndex, reach: Reach, allow_torch: Iterable[str] =
     found: list[Violation] = []
     for fn in reach.functions:
         found.extend(check_function(checker, fn, checker.envs.get(id(fn), {})))
+    found.extend(_passed_at_import(checker, index.tree))
     return found
+
+
+def _passed_at_import(ck: ComputeChecker, tree: ast.Module) -> list[Violation]:
+    """A torch function named as a value where the module is imported (a table `(F.mse_loss, ...)`,
+    a decorator's argument such as a heuristic `functools.partial(F.relu, buf)`, a default value):
+    whoever calls it later — the launcher, a subscripted call — computes with PyTorch."""
+    nodes = _evaluated_at_import(tree)
+    called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
+    bases = {id(n.value) for n in nodes if isinstance(n, ast.Attribute)}
+    found = []
+    for node in nodes:
+        if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load) \
+                and id(node) not in called and id(node) not in bases:
+            name = ck.aliases.qualname(node)
+            if name is not None and ck._torch_callable(name) and name not in ck.allow.layers \
+                    and not ck.aliases.is_module_object(node):
+                found.append(violation(RULE, node, f"`{name}` is passed as a function (PyTorch compute)", INSTEAD))
+    return found
+
+
+def _evaluated_at_import(tree: ast.Module) -> list[ast.AST]:
+    """The module's statements and class bodies, with the decorators and default values of its
+    functions and lambdas, but not their bodies (checked when reachable from forward) nor
+    annotations (`DTYPE: torch.dtype = ...` names a type)."""
+    out: list[ast.AST] = []
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            defaults = [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
+            stack.extend([*getattr(node, "decorator_list", []), *defaults])
+        elif isinstance(node, ast.AnnAssign):
+            stack.extend([node.target, *([node.value] if node.value is not None else [])])
+        else:
+            stack.extend(ast.iter_child_nodes(node))
+    return out
 
 
 def check_function(ck: ComputeChecker, fn: FunctionNode, env: dict[str, int]) -> list[Violation]:
