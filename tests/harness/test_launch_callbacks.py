@@ -39,7 +39,7 @@ class ModelNew(nn.Module):
     def forward(self, x):
         x = x.contiguous()
         n = x.numel()
-        _BUF.resize_(x.shape)
+        _BUF.data = torch.empty_like(x)  # the same object the callback holds, on the input's device
         y = torch.empty_like(x)
         copy_kernel[(triton.cdiv(n, 1024),)](x, _BUF, n, BLOCK=1024)
         finish_kernel[(triton.cdiv(n, 1024),)](y, n, BLOCK=1024)
@@ -80,7 +80,7 @@ class ModelNew(nn.Module):
     def forward(self, x):
         x = x.contiguous()
         n = x.numel()
-        _BUF.resize_(x.shape)
+        _BUF.data = torch.empty_like(x)  # the same object the callback holds, on the input's device
         y = torch.empty_like(x)
         copy_kernel[(triton.cdiv(n, 1024),)](x, _BUF, n, BLOCK=1024)
         finish_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](_BUF, y, n)
@@ -174,3 +174,17 @@ def test_honest_module_level_code_is_not_refused():
     assert check_static(decorated, "strict") == []
     annotated = HONEST_AUTOTUNED.replace("\n\ndef _zero", "\nDTYPE: torch.dtype = torch.float32\n\n\ndef _zero")
     assert "DTYPE: torch.dtype" in annotated and check_static(annotated, "strict") == []
+
+
+@pytest.mark.gpu
+def test_on_cuda_launch_callbacks_are_recorded_and_honest_autotuning_is_timed():
+    """On a GPU no launcher copies the arguments to the host: the callbacks' PyTorch is seen by the
+    compute rule and by what ran inside the launch; the honest autotuned kernel is correct and timed."""
+    options = {"backend": "cuda", "preset": None, "trials": 2, "timed_calls": 20, "warmup_calls": 3}
+    jobs = [{"name": name, "task": get_task(task), "code": code, "options": options}
+            for name, (task, code) in CHEATS.items()]
+    jobs.append({"name": "honest", "task": get_task("builtin/relu"), "code": HONEST_AUTOTUNED, "options": options})
+    verdicts = judge_in_child(jobs, backend="cuda")
+    for name in CHEATS:
+        assert verdicts[name]["error_class"] == "correctness:pytorch-compute", (name, verdicts[name]["message"])
+    assert verdicts["honest"]["ok"] and verdicts["honest"]["timing"] is not None, verdicts["honest"]["message"]

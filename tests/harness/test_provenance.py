@@ -594,3 +594,11 @@ def test_a_tensor_computed_inside_a_launch_feeds_the_launch():
 
     failure = _judged_around_a_launch(forward)
     assert failure is not None and "aten.exp" in failure.message
+
+
+def test_the_candidates_uninitialised_allocations_start_as_nan():
+    """A block handed out again would still hold a freed PyTorch result, recorded as a constant."""
+    with torch.no_grad(), recording():
+        floats, ints, like = torch.empty(64), torch.empty(64, dtype=torch.int32), torch.empty_like(X)
+    assert torch.isnan(floats).all() and torch.isnan(like).all()
+    assert (ints == torch.iinfo(torch.int32).max).all()

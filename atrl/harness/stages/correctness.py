@@ -58,6 +58,7 @@ from atrl.harness.stages.provenance import (
     ProvenanceRule,
     Work,
     decide,
+    poison,
     record_candidate_state,
     recording,
 )
@@ -129,21 +130,6 @@ class CandidateRunner:
 
 
 FIRST_OUTPUT_COPY_LIMIT = 256 << 20  # bytes
-
-
-def poison(tensor: torch.Tensor) -> None:
-    """Overwrite a tensor the candidate returned earlier with NaN (integers: their max value)."""
-    with torch.no_grad():
-        try:
-            if tensor.is_floating_point() or tensor.is_complex():
-                tensor.fill_(float("nan"))
-            elif tensor.dtype == torch.bool:
-                tensor.logical_not_()
-            else:
-                tensor.fill_(torch.iinfo(tensor.dtype).max)
-        except RuntimeError:
-            # expanded/overlapping views cannot be written; their base was poisoned if returned
-            pass
 
 
 @dataclass

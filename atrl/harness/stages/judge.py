@@ -151,8 +151,8 @@ def _note_reference_time(report_stage: Callable, reference, inputs, preset: str 
     import torch
 
     from atrl.harness.stages.compare import as_tensor_list
-    from atrl.harness.stages.correctness import poison
     from atrl.harness.stages.inputs import copy_inputs
+    from atrl.harness.stages.provenance import poison
 
     note = getattr(report_stage, "note", lambda **facts: None)
     input_bytes = sum(v.numel() * v.element_size() for v in inputs if isinstance(v, torch.Tensor))

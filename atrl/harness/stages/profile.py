@@ -32,9 +32,10 @@ from torch import nn
 
 from atrl.backends.base import Backend
 from atrl.harness.stages.compare import Mismatch, compare_inputs, compare_outputs
-from atrl.harness.stages.correctness import CandidateRunner, poison
+from atrl.harness.stages.correctness import CandidateRunner
 from atrl.harness.stages.inputs import Inputs, copy_inputs, input_cases
 from atrl.harness.stages.loading import LoadedModels, seed_everything
+from atrl.harness.stages.provenance import poison
 from atrl.harness.stages.trace import StageFailure
 from atrl.harness.verdict import Timing
 from atrl.tasks.task import Task

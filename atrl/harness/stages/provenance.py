@@ -96,6 +96,9 @@ METADATA_INPLACE_OPS = frozenset({
     "t_", "transpose_", "squeeze_", "unsqueeze_", "as_strided_", "swapdims_", "swapaxes_", "detach_",
 })
 HOST_READ_OPS = frozenset({"_local_scalar_dense", "equal", "is_nonzero", "allclose"})
+# Allocations whose memory is not written: a block handed out again still holds what was there (on
+# a GPU the caching allocator hands a freed PyTorch result to the next request of its size)
+UNINITIALISED_OPS = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided"})
 # What Triton's launchers do with tensors themselves (the interpreter's host copies, an autotuner's
 # resets and restores): they allocate, copy, view and re-point storages, and never compute
 LAUNCHER_OPS = CONSTANT_OPS | COPY_OPS | RESIZE_OPS | METADATA_INPLACE_OPS | {"set_", "detach", "lift_fresh"}
@@ -217,6 +220,22 @@ def _fingerprint(tensor: torch.Tensor) -> tuple[int, ...]:
         rows = grid.sum(dim=1, dtype=torch.int64)
         parts += [rows.sum(), _weighted_sum(rows), _weighted_sum(grid.sum(dim=0, dtype=torch.int64))]
     return tuple(torch._C.TensorBase.tolist(torch.stack(parts)))  # no host read of the candidate's
+
+
+def poison(tensor: torch.Tensor) -> None:
+    """Overwrite `tensor` with NaN (integers: their max value; booleans: their negation): an output
+    the candidate returned earlier before the next call, an uninitialised allocation of its own."""
+    with torch.no_grad():
+        try:
+            if tensor.is_floating_point() or tensor.is_complex():
+                tensor.fill_(float("nan"))
+            elif tensor.dtype == torch.bool:
+                tensor.logical_not_()
+            else:
+                tensor.fill_(torch.iinfo(tensor.dtype).max)
+        except RuntimeError:
+            # expanded/overlapping views cannot be written; their base was poisoned if returned
+            pass
 
 
 def _flops(func, args: tuple, kwargs: dict, out: object, outputs: list[torch.Tensor]) -> int:
@@ -433,6 +452,10 @@ class ProvenanceRecorder(TorchDispatchMode):
         outputs = _tensors(tree_flatten(out)[0])
         input_keys = {_storage_key(t) for t in inputs}
         fresh = [t for t in outputs if _storage_key(t) not in input_keys]
+        if name in UNINITIALISED_OPS:
+            with self.quiet():
+                for tensor in fresh:
+                    poison(tensor)
         if name in HOST_READ_OPS or (not fresh and not written and not outputs):
             self.host_reads.update(deps)
             if name == "_local_scalar_dense":  # `.item()`, `float(t)`: one value to the host
