@@ -602,3 +602,24 @@ def test_the_candidates_uninitialised_allocations_start_as_nan():
         floats, ints, like = torch.empty(64), torch.empty(64, dtype=torch.int32), torch.empty_like(X)
     assert torch.isnan(floats).all() and torch.isnan(like).all()
     assert (ints == torch.iinfo(torch.int32).max).all()
+
+
+def test_a_gemm_that_scales_its_result_is_not_the_references_plain_gemm():
+    """`x @ w * s + x @ w` is `addmm(b, x, w, beta=1+s, alpha=1+s)`: the epilogue folded into the
+    library call's scales, Triton only copying, is PyTorch doing the epilogue."""
+    bias = torch.randn(A.shape[0], W.shape[1])
+
+    def reference(a, w, b):
+        y = torch.addmm(b, a, w)
+        return y * 0.5 + y
+
+    def scaled_addmm(a, w, b):
+        return triton_relu(torch.addmm(b, a, w, beta=1.5, alpha=1.5))
+
+    def plain_addmm_then_triton(a, w, b):
+        return triton_relu(torch.addmm(b, a, w))
+
+    work = reference_work(reference, A, W, bias)
+    failure, share = judged(scaled_addmm, [A, W, bias], PARTIAL, work)
+    assert failure is not None and failure.error_class == "correctness:low-triton-share", share
+    assert judged(plain_addmm_then_triton, [A, W, bias], PARTIAL, work)[0] is None

@@ -476,7 +476,7 @@ class ProvenanceRecorder(TorchDispatchMode):
         if kind in ("torch", "copy"):
             moved = _traffic(read, fresh + written)
             work = Work(moved, _flops(func, args, kwargs, out, outputs)) if kind == "torch" else Work(moved)
-        signature = library_signature(f"aten.{name}", args) if kind == "torch" else ()
+        signature = library_signature(f"aten.{name}", args, kwargs) if kind == "torch" else ()
         event = self._add(kind, f"aten.{name}", work, deps, signature=signature)
         for tensor in fresh:
             self._write(tensor, event, whole=True)
@@ -677,11 +677,12 @@ def pytorch_work(path: list[Event], reference: Work) -> list[Event]:
     return [e for e in path if e.kind in kinds]
 
 
-def library_signature(name: str, args: tuple) -> tuple:
+def library_signature(name: str, args: tuple, kwargs: dict | None = None) -> tuple:
     """The problem a library op solves, whatever op, operand order or bias computes it: a GEMM's
     {M, N} and K (`x @ w` and `(w.T @ x.T).T` are one GEMM), a batched GEMM's batch too, a
     convolution's input and weight shapes (its bias may move into the epilogue), an attention's
-    query, key and value shapes. Empty for any other op."""
+    query, key and value shapes. Empty for any other op. An `addmm`/`baddbmm` that scales (`beta`,
+    `alpha` other than 1) computes an epilogue as well: its scales are part of the problem."""
     if name not in LIBRARY_OPS:
         return ()
     tensors = [a for a in args if isinstance(a, torch.Tensor)]
@@ -689,7 +690,8 @@ def library_signature(name: str, args: tuple) -> tuple:
         a, b = tensors[-2], tensors[-1]  # addmm/baddbmm: (bias, a, b)
         *batch, m, k = a.shape
         n = b.shape[-1]
-        return ("gemm", *batch, min(m, n), max(m, n), k)
+        scales = tuple(float((kwargs or {}).get(key, 1)) for key in ("beta", "alpha"))
+        return ("gemm", *batch, min(m, n), max(m, n), k, *(scales if scales != (1.0, 1.0) else ()))
     if "convolution" in name:
         return ("convolution", *(tuple(t.shape) for t in tensors[:2]))  # (input, weight, bias)
     return ("attention", *(tuple(t.shape) for t in tensors[:3]))
